@@ -1,0 +1,41 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'test/fakes/bin/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+      'no-empty': ['error', { allowEmptyCatch: false }],
+    },
+  },
+  {
+    // Only the CLI, benchmarks, test fixtures and fakes write to the console.
+    files: ['src/cli/**', 'bench/**', 'test/**'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    // Layering: only hub/ and tests import concrete store implementations.
+    files: ['src/core/**', 'src/bus/**', 'src/tasks/**', 'src/agents/**', 'src/teams/**', 'src/gateways/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/store/memory/**', '**/store/sqlite/**', '**/store/nats/**'], message: 'Only hub/ and tests import store implementations; depend on store/store.ts.' }] },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

@@ -1,0 +1,68 @@
+import type { Envelope, EnvelopeInput } from '../core/envelope.js';
+import type { BusEvent, StoredEvent } from '../core/events.js';
+import type { DeadLetter, Delivery, MailboxCounts, Store, StoredMessage } from '../store/store.js';
+
+/**
+ * Key-value state with compare-and-set (phase, round, task rows), kept in the same store as the
+ * mailboxes. Keys are validated (KV_KEY_INVALID); see Store for the semantics of each verb.
+ */
+export type KvState = Pick<Store, 'kvGet' | 'kvSet' | 'kvDelete' | 'kvList' | 'kvWatch'>;
+
+/** Options for {@link Bus.receive}. */
+export interface ReceiveOptions {
+  /** How long to wait for a message; 0 returns at once. Default 30 s. */
+  readonly timeoutMs?: number;
+  /** Lease length for the claimed message; default from the bus config. */
+  readonly leaseMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Result of {@link Bus.send}. */
+export interface SendResult {
+  readonly envelope: Envelope;
+  readonly isDuplicate: boolean;
+}
+
+/** What {@link Bus.nack} decided: retried after `delayMs`, or moved to the dead letters. */
+export type NackOutcome =
+  | { readonly outcome: 'retry'; readonly delayMs: number }
+  | { readonly outcome: 'dead-lettered'; readonly deadLetter: DeadLetter };
+
+/**
+ * The bus: mailboxes with leases, retries with backoff and dead letters, over one Store.
+ * Every name and envelope is validated here (MAILBOX_NAME_INVALID, ENVELOPE_INVALID) before the store
+ * sees it. After close() every method rejects with BUS_CLOSED.
+ */
+export interface Bus extends AsyncDisposable {
+  /** Validates, fills defaults and appends to `input.to`. Idempotent on envelope id. */
+  send(input: EnvelopeInput): Promise<SendResult>;
+  /** Sends one envelope (same id) to each mailbox in `to`; resolves one result per mailbox. */
+  broadcast(input: Omit<EnvelopeInput, 'to'>, to: readonly string[]): Promise<SendResult[]>;
+  /**
+   * Claims the next message of `mailbox`, waiting up to `timeoutMs`. Resolves null on timeout; rejects with
+   * the signal's reason when aborted. A message past its maximum attempts is dead-lettered here (with an
+   * `escalation` event) instead of being handed out.
+   */
+  receive(mailbox: string, options?: ReceiveOptions): Promise<Delivery | null>;
+  ack(deliveryId: string): Promise<void>;
+  /**
+   * Gives a message back. Without `delayMs` the retry policy picks the delay (exponential backoff, full
+   * jitter); when the attempts are used up the message is dead-lettered and an `escalation` event sent.
+   */
+  nack(deliveryId: string, options?: { readonly delayMs?: number; readonly reason?: string }): Promise<NackOutcome>;
+  extend(deliveryId: string, options?: { readonly leaseMs?: number }): Promise<Delivery>;
+  deadLetter(deliveryId: string, reason: string): Promise<DeadLetter>;
+  peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]>;
+  count(mailbox: string): Promise<MailboxCounts>;
+  listMailboxes(): Promise<MailboxCounts[]>;
+  listDeadLetters(options?: { readonly mailbox?: string; readonly limit?: number }): Promise<DeadLetter[]>;
+  retryDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
+  /** Key-value state in the bus's store. */
+  readonly kv: KvState;
+  /** Appends an event from a higher layer (task, agent, team, gateway) to the event log. */
+  publish(event: BusEvent): Promise<StoredEvent>;
+  /** Stored events after `after`, then live ones until `signal` aborts. */
+  events(options: { readonly after?: number; readonly signal: AbortSignal }): AsyncIterable<StoredEvent>;
+  /** Stops waiting receives (they resolve null) and rejects new calls. Does not close the store. */
+  close(): Promise<void>;
+}

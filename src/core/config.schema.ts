@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { LOG_LEVELS } from './logger.js';
+import { MAILBOX_NAME_PATTERN } from './names.js';
+
+/** Defaults, as named constants: config merges defaults < file < env < flags. */
+export const DEFAULT_STORE_URL = 'sqlite:.musubi/bus.db';
+export const DEFAULT_LEASE_MS = 30_000;
+export const DEFAULT_RETRY_BASE_MS = 5_000;
+export const DEFAULT_RETRY_CAP_MS = 300_000;
+export const DEFAULT_MAX_ATTEMPTS = 3;
+export const DEFAULT_POLL_INTERVAL_MS = 25;
+export const DEFAULT_HTTP_PORT = 8620;
+
+const agentName = z.string().regex(MAILBOX_NAME_PATTERN, 'invalid agent name');
+const port = z.number().int().min(0).max(65535);
+
+const retrySchema = z
+  .strictObject({
+    baseMs: z.number().int().nonnegative().default(DEFAULT_RETRY_BASE_MS),
+    capMs: z.number().int().nonnegative().default(DEFAULT_RETRY_CAP_MS),
+    maxAttempts: z.number().int().min(1).max(1000).default(DEFAULT_MAX_ATTEMPTS),
+  })
+  .refine((r) => r.capMs >= r.baseMs, { message: 'retry.capMs must be >= retry.baseMs', path: ['capMs'] });
+
+const busSchema = z.strictObject({
+  leaseMs: z.number().int().min(1).default(DEFAULT_LEASE_MS),
+  retry: retrySchema.default({
+    baseMs: DEFAULT_RETRY_BASE_MS,
+    capMs: DEFAULT_RETRY_CAP_MS,
+    maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  }),
+  /** How often a waiting receive re-checks a store another process writes to (SQLite). */
+  pollIntervalMs: z.number().int().min(1).max(60_000).default(DEFAULT_POLL_INTERVAL_MS),
+});
+
+const listenerSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  host: z.string().default('127.0.0.1'),
+  port: port,
+});
+
+const gatewaysSchema = z.strictObject({
+  http: listenerSchema.extend({ port: port.default(DEFAULT_HTTP_PORT) }).optional(),
+  agentSync: listenerSchema.extend({ port: port.default(9800) }).optional(),
+});
+
+const agentSchema = z.strictObject({
+  backend: z.string().min(1).default('scripted'),
+  model: z.string().min(1).optional(),
+  role: z.string().min(1).optional(),
+  systemPrompt: z.string().optional(),
+  cwd: z.string().optional(),
+  timeoutMs: z.number().int().positive().optional(),
+});
+
+const teamSchema = z.strictObject({
+  pattern: z.enum(['three-phase', 'org', 'rounds', 'executor']),
+  agents: z.array(agentName).min(1),
+  budget: z
+    .strictObject({
+      maxTokens: z.number().int().positive().optional(),
+      maxCostUsd: z.number().positive().optional(),
+    })
+    .optional(),
+});
+
+/** The schema of `musubi.yaml`. Unknown keys are rejected so typos surface at start-up. */
+export const configSchema = z.strictObject({
+  store: z.string().min(1).default(DEFAULT_STORE_URL),
+  log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).default({ level: 'info' }),
+  bus: busSchema.default({
+    leaseMs: DEFAULT_LEASE_MS,
+    retry: { baseMs: DEFAULT_RETRY_BASE_MS, capMs: DEFAULT_RETRY_CAP_MS, maxAttempts: DEFAULT_MAX_ATTEMPTS },
+    pollIntervalMs: DEFAULT_POLL_INTERVAL_MS,
+  }),
+  gateways: gatewaysSchema.default({}),
+  agents: z.record(agentName, agentSchema).default({}),
+  teams: z.record(agentName, teamSchema).default({}),
+});
+
+/** A validated musubi configuration with every default filled in. */
+export type Config = z.infer<typeof configSchema>;
+/** Configuration as written in a file (everything optional). */
+export type ConfigInput = z.input<typeof configSchema>;

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import type { Clock } from './clock.js';
+import { MusubiError } from './errors.js';
+import type { IdGenerator } from './ids.js';
+import { MAILBOX_NAME_PATTERN } from './names.js';
+
+/** Delivery priorities, most urgent first; a mailbox hands out by priority, then send order. */
+export const PRIORITIES = ['critical', 'high', 'normal', 'low'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+/** Numeric rank of a priority: 0 is most urgent. */
+export function priorityRank(priority: Priority): number {
+  return PRIORITIES.indexOf(priority);
+}
+
+/** Largest envelope body accepted anywhere (bytes of UTF-8). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Envelope ids are also idempotency keys and part of delivery ids, so they have a safe alphabet. */
+export const ENVELOPE_ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
+const mailboxName = z.string().regex(MAILBOX_NAME_PATTERN, 'invalid mailbox name');
+const headerName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'invalid header name');
+// Header values travel in MIME headers and HTTP later: no CR, LF or NUL, ever.
+const headerValue = z
+  .string()
+  .max(4096)
+  .regex(/^[^\r\n\0]*$/, 'header values must not contain CR, LF or NUL');
+
+/** The envelope schema: validated wherever an envelope enters musubi. */
+export const envelopeSchema = z.strictObject({
+  id: z.string().regex(ENVELOPE_ID_PATTERN, 'invalid envelope id'),
+  from: mailboxName,
+  to: mailboxName,
+  type: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/, 'invalid message type'),
+  priority: z.enum(PRIORITIES),
+  thread: z.string().min(1).max(256).regex(/^[^\r\n\0]*$/).optional(),
+  headers: z.record(headerName, headerValue).refine((h) => Object.keys(h).length <= 64, 'at most 64 headers'),
+  body: z
+    .string()
+    .refine((b) => Buffer.byteLength(b, 'utf8') <= MAX_BODY_BYTES, `body larger than ${MAX_BODY_BYTES} bytes`),
+  createdAt: z.number().int().nonnegative(),
+  attempt: z.number().int().nonnegative(),
+});
+
+/** A message on the bus. `id` is the idempotency key; `attempt` counts deliveries so far. */
+export type Envelope = z.infer<typeof envelopeSchema>;
+
+/** What a sender provides; the rest is filled in by {@link createEnvelope}. */
+export const envelopeInputSchema = envelopeSchema
+  .omit({ attempt: true })
+  .extend({
+    id: envelopeSchema.shape.id.optional(),
+    priority: envelopeSchema.shape.priority.optional(),
+    headers: envelopeSchema.shape.headers.optional(),
+    body: envelopeSchema.shape.body.optional(),
+    createdAt: envelopeSchema.shape.createdAt.optional(),
+  });
+export type EnvelopeInput = z.input<typeof envelopeInputSchema>;
+
+function invalid(error: z.ZodError): MusubiError {
+  const issues = error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  return new MusubiError('ENVELOPE_INVALID', `invalid envelope: ${issues.join('; ')}`, { details: { issues } });
+}
+
+/** Validates a complete envelope; throws `ENVELOPE_INVALID` listing every problem. */
+export function parseEnvelope(value: unknown): Envelope {
+  const result = envelopeSchema.safeParse(value);
+  if (!result.success) throw invalid(result.error);
+  return result.data;
+}
+
+/** Validates sender input and fills id, priority, headers, body, createdAt and attempt 0. */
+export function createEnvelope(input: unknown, deps: { ids: IdGenerator; clock: Clock }): Envelope {
+  const result = envelopeInputSchema.safeParse(input);
+  if (!result.success) throw invalid(result.error);
+  const v = result.data;
+  const envelope: Envelope = {
+    id: v.id ?? deps.ids.next(),
+    from: v.from,
+    to: v.to,
+    type: v.type,
+    priority: v.priority ?? 'normal',
+    headers: v.headers ?? {},
+    body: v.body ?? '',
+    createdAt: v.createdAt ?? deps.clock.now(),
+    attempt: 0,
+  };
+  if (v.thread !== undefined) envelope.thread = v.thread;
+  return envelope;
+}
