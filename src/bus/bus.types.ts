@@ -49,7 +49,10 @@ export interface Bus extends AsyncDisposable {
    * Gives a message back. Without `delayMs` the retry policy picks the delay (exponential backoff, full
    * jitter); when the attempts are used up the message is dead-lettered and an `escalation` event sent.
    */
-  nack(deliveryId: string, options?: { readonly delayMs?: number; readonly reason?: string }): Promise<NackOutcome>;
+  nack(
+    deliveryId: string,
+    options?: { readonly delayMs?: number; readonly reason?: string },
+  ): Promise<NackOutcome>;
   extend(deliveryId: string, options?: { readonly leaseMs?: number }): Promise<Delivery>;
   deadLetter(deliveryId: string, reason: string): Promise<DeadLetter>;
   peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]>;
@@ -61,6 +64,8 @@ export interface Bus extends AsyncDisposable {
   readonly kv: KvState;
   /** Appends an event from a higher layer (task, agent, team, gateway) to the event log. */
   publish(event: BusEvent): Promise<StoredEvent>;
+  /** Stored events with cursor > `after` (default 0), oldest first, at most `limit`. */
+  readEvents(options?: { readonly after?: number; readonly limit?: number }): Promise<StoredEvent[]>;
   /** Stored events after `after`, then live ones until `signal` aborts. */
   events(options: { readonly after?: number; readonly signal: AbortSignal }): AsyncIterable<StoredEvent>;
   /** Stops waiting receives (they resolve null) and rejects new calls. Does not close the store. */

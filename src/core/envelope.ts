@@ -33,11 +33,19 @@ export const envelopeSchema = z.strictObject({
   to: mailboxName,
   type: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/, 'invalid message type'),
   priority: z.enum(PRIORITIES),
-  thread: z.string().min(1).max(256).regex(/^[^\r\n\0]*$/).optional(),
+  thread: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[^\r\n\0]*$/)
+    .optional(),
   headers: z.record(headerName, headerValue).refine((h) => Object.keys(h).length <= 64, 'at most 64 headers'),
   body: z
     .string()
-    .refine((b) => Buffer.byteLength(b, 'utf8') <= MAX_BODY_BYTES, `body larger than ${MAX_BODY_BYTES} bytes`),
+    .refine(
+      (b) => Buffer.byteLength(b, 'utf8') <= MAX_BODY_BYTES,
+      `body larger than ${MAX_BODY_BYTES} bytes`,
+    ),
   createdAt: z.number().int().nonnegative(),
   attempt: z.number().int().nonnegative(),
 });
@@ -46,20 +54,20 @@ export const envelopeSchema = z.strictObject({
 export type Envelope = z.infer<typeof envelopeSchema>;
 
 /** What a sender provides; the rest is filled in by {@link createEnvelope}. */
-export const envelopeInputSchema = envelopeSchema
-  .omit({ attempt: true })
-  .extend({
-    id: envelopeSchema.shape.id.optional(),
-    priority: envelopeSchema.shape.priority.optional(),
-    headers: envelopeSchema.shape.headers.optional(),
-    body: envelopeSchema.shape.body.optional(),
-    createdAt: envelopeSchema.shape.createdAt.optional(),
-  });
+export const envelopeInputSchema = envelopeSchema.omit({ attempt: true }).extend({
+  id: envelopeSchema.shape.id.optional(),
+  priority: envelopeSchema.shape.priority.optional(),
+  headers: envelopeSchema.shape.headers.optional(),
+  body: envelopeSchema.shape.body.optional(),
+  createdAt: envelopeSchema.shape.createdAt.optional(),
+});
 export type EnvelopeInput = z.input<typeof envelopeInputSchema>;
 
 function invalid(error: z.ZodError): MusubiError {
   const issues = error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-  return new MusubiError('ENVELOPE_INVALID', `invalid envelope: ${issues.join('; ')}`, { details: { issues } });
+  return new MusubiError('ENVELOPE_INVALID', `invalid envelope: ${issues.join('; ')}`, {
+    details: { issues },
+  });
 }
 
 /** Validates a complete envelope; throws `ENVELOPE_INVALID` listing every problem. */

@@ -31,5 +31,8 @@ export function assertMailboxName(name: unknown): string {
 /** Returns `key` unchanged or throws `KV_KEY_INVALID`. */
 export function assertKvKey(key: unknown): string {
   if (typeof key === 'string' && KV_KEY_PATTERN.test(key) && !key.includes('..')) return key;
-  throw new MusubiError('KV_KEY_INVALID', `invalid key ${describe(key)}: must match ${KV_KEY_PATTERN.source}`);
+  throw new MusubiError(
+    'KV_KEY_INVALID',
+    `invalid key ${describe(key)}: must match ${KV_KEY_PATTERN.source}`,
+  );
 }

@@ -22,7 +22,12 @@ export class FakeClock implements Clock {
   }
 
   setTimer(fn: () => void, delayMs: number): Timer {
-    const timer: PendingTimer = { at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, isCancelled: false };
+    const timer: PendingTimer = {
+      at: this.#now + Math.max(0, delayMs),
+      seq: this.#seq++,
+      fn,
+      isCancelled: false,
+    };
     this.#timers.push(timer);
     return { cancel: () => void (timer.isCancelled = true) };
   }

@@ -1,0 +1,224 @@
+import type { Clock } from '../core/clock.js';
+import { createEnvelope, type Envelope } from '../core/envelope.js';
+import { MusubiError } from '../core/errors.js';
+import type { BusEvent, StoredEvent } from '../core/events.js';
+import type { IdGenerator } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
+import { assertKvKey, assertMailboxName } from '../core/names.js';
+import type { DeadLetter, Delivery, KvChange, KvEntry, KvWriteOptions, Store } from '../store/store.js';
+import type { Bus, KvState, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
+import { MailboxWaiters } from './mailbox-waiters.js';
+import { backoffDelayMs, type RetryConfig } from './retry-policy.js';
+
+/** Default wait of a receive that names no timeout. */
+export const DEFAULT_RECEIVE_TIMEOUT_MS = 30_000;
+
+/** Bus settings (the `bus` section of musubi.yaml). */
+export interface BusConfig {
+  readonly leaseMs: number;
+  readonly retry: RetryConfig;
+}
+
+/** Collaborators and settings of {@link createBus}. */
+export interface CreateBusOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly logger: Logger;
+  readonly config: BusConfig;
+  /** Source of jitter in [0, 1); Math.random by default. */
+  readonly random?: () => number;
+}
+
+function checkDeliveryId(deliveryId: unknown): string {
+  if (typeof deliveryId !== 'string' || deliveryId.length === 0 || deliveryId.length > 300) {
+    throw new MusubiError('NOT_FOUND', `no delivery ${JSON.stringify(deliveryId)}`);
+  }
+  return deliveryId;
+}
+
+function checkDuration(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 0) {
+    throw new MusubiError('USAGE_INVALID', `${name} must be a non-negative integer number of milliseconds`);
+  }
+  return v;
+}
+
+/**
+ * Creates a bus over `store`. Receives are woken by store notifications (in-process immediately; other
+ * processes' writes as the store detects them) and by one timer per mailbox for delays and lease
+ * expiries — never by an in-process polling loop. The bus does not own the store: close it yourself.
+ */
+export function createBus(options: CreateBusOptions): Bus {
+  const { store, clock, ids, config } = options;
+  const random = options.random ?? Math.random;
+  const log = options.logger;
+  const waiters = new MailboxWaiters({ clock });
+  const unsubscribe = store.onAvailable((mailbox) => waiters.notify(mailbox));
+  let isClosed = false;
+  let closing: Promise<void> | undefined;
+
+  const assertOpen = (): void => {
+    if (isClosed) throw new MusubiError('BUS_CLOSED', 'the bus is closed');
+  };
+
+  const escalate = async (mailbox: string, envelope: Envelope, reason: string): Promise<void> => {
+    log.warn(
+      { mailbox, messageId: envelope.id, attempts: envelope.attempt, reason },
+      'message dead-lettered',
+    );
+    await store.appendEvent({
+      type: 'escalation',
+      mailbox,
+      messageId: envelope.id,
+      attempts: envelope.attempt,
+      reason,
+    });
+  };
+
+  /** Claims one message, dead-lettering any whose attempts ran out through expired leases. */
+  const claimUsable = async (mailbox: string, leaseMs: number): Promise<Delivery | null> => {
+    for (;;) {
+      const delivery = await store.claim(mailbox, { leaseMs });
+      if (delivery === null || delivery.envelope.attempt <= config.retry.maxAttempts) return delivery;
+      const reason = `lease expired ${config.retry.maxAttempts} times without ack`;
+      await store.deadLetter(delivery.deliveryId, { reason });
+      await escalate(mailbox, delivery.envelope, reason);
+    }
+  };
+
+  const receive = async (mailboxName: string, opts: ReceiveOptions = {}): Promise<Delivery | null> => {
+    assertOpen();
+    const mailbox = assertMailboxName(mailboxName);
+    const timeoutMs = checkDuration('timeoutMs', opts.timeoutMs, DEFAULT_RECEIVE_TIMEOUT_MS);
+    const leaseMs = checkDuration('leaseMs', opts.leaseMs, config.leaseMs);
+    opts.signal?.throwIfAborted();
+    const deadline = clock.now() + timeoutMs;
+    for (;;) {
+      const version = waiters.version(mailbox);
+      const delivery = await claimUsable(mailbox, leaseMs);
+      if (delivery !== null) {
+        // Pass the baton: there may be more messages for the next parked receiver.
+        if (waiters.hasWaiters(mailbox)) waiters.notify(mailbox);
+        return delivery;
+      }
+      if (isClosed || clock.now() >= deadline) return null;
+      if (waiters.version(mailbox) !== version) continue;
+      const dueAt = await store.nextDueAt(mailbox);
+      if (dueAt !== null && dueAt < deadline) waiters.scheduleDue(mailbox, dueAt);
+      if (waiters.version(mailbox) !== version) continue;
+      const isWoken = await waiters.wait(mailbox, deadline, opts.signal);
+      if (!isWoken && clock.now() >= deadline) return isClosed ? null : claimUsable(mailbox, leaseMs);
+    }
+  };
+
+  const nack = async (
+    deliveryId: string,
+    opts: { readonly delayMs?: number; readonly reason?: string } = {},
+  ): Promise<NackOutcome> => {
+    assertOpen();
+    const id = checkDeliveryId(deliveryId);
+    const attempt = attemptOf(id);
+    if (attempt >= config.retry.maxAttempts) {
+      const reason = opts.reason ?? `failed ${attempt} times`;
+      const deadLetter = await store.deadLetter(id, { reason });
+      await escalate(deadLetter.mailbox, deadLetter.envelope, reason);
+      return { outcome: 'dead-lettered', deadLetter };
+    }
+    const delayMs =
+      opts.delayMs === undefined
+        ? backoffDelayMs(config.retry, attempt, random)
+        : checkDuration('delayMs', opts.delayMs, 0);
+    await store.nack(id, { delayMs });
+    return { outcome: 'retry', delayMs };
+  };
+
+  const kv: KvState = {
+    kvGet: (key: string): Promise<KvEntry | null> => (assertOpen(), store.kvGet(assertKvKey(key))),
+    kvSet: (key: string, value: unknown, o?: KvWriteOptions): Promise<KvEntry> => (
+      assertOpen(),
+      store.kvSet(assertKvKey(key), value, o)
+    ),
+    kvDelete: (key: string, o?: KvWriteOptions): Promise<void> => (
+      assertOpen(),
+      store.kvDelete(assertKvKey(key), o)
+    ),
+    kvList: (prefix: string): Promise<KvEntry[]> => (assertOpen(), store.kvList(prefix)),
+    kvWatch: (
+      prefix: string,
+      o: { readonly signal: AbortSignal; readonly afterRevision?: number },
+    ): AsyncIterable<KvChange> => (assertOpen(), store.kvWatch(prefix, o)),
+  };
+
+  const bus: Bus = {
+    async send(input): Promise<SendResult> {
+      assertOpen();
+      const envelope = createEnvelope(input, { ids, clock });
+      const { isDuplicate } = await store.append(envelope.to, envelope);
+      return { envelope, isDuplicate };
+    },
+    async broadcast(input, to): Promise<SendResult[]> {
+      assertOpen();
+      const mailboxes = to.map(assertMailboxName);
+      const first = mailboxes[0];
+      if (first === undefined) return [];
+      const template = createEnvelope({ ...input, to: first }, { ids, clock });
+      const results: SendResult[] = [];
+      for (const mailbox of new Set(mailboxes)) {
+        const envelope = { ...template, to: mailbox };
+        const { isDuplicate } = await store.append(mailbox, envelope);
+        results.push({ envelope, isDuplicate });
+      }
+      return results;
+    },
+    receive,
+    async ack(deliveryId): Promise<void> {
+      assertOpen();
+      await store.ack(checkDeliveryId(deliveryId));
+    },
+    nack,
+    async extend(deliveryId, opts = {}): Promise<Delivery> {
+      assertOpen();
+      const leaseMs = checkDuration('leaseMs', opts.leaseMs, config.leaseMs);
+      return store.extend(checkDeliveryId(deliveryId), { leaseMs });
+    },
+    async deadLetter(deliveryId, reason): Promise<DeadLetter> {
+      assertOpen();
+      const letter = await store.deadLetter(checkDeliveryId(deliveryId), { reason });
+      await escalate(letter.mailbox, letter.envelope, reason);
+      return letter;
+    },
+    peek: async (mailbox, opts) => (assertOpen(), store.peek(assertMailboxName(mailbox), opts)),
+    count: async (mailbox) => (assertOpen(), store.count(assertMailboxName(mailbox))),
+    listMailboxes: async () => (assertOpen(), store.listMailboxes()),
+    listDeadLetters: async (opts = {}) => {
+      assertOpen();
+      if (opts.mailbox !== undefined) assertMailboxName(opts.mailbox);
+      return store.listDeadLetters(opts);
+    },
+    retryDeadLetter: async (envelopeId) => (assertOpen(), store.requeueDeadLetter(envelopeId)),
+    kv,
+    publish: async (event: BusEvent): Promise<StoredEvent> => (assertOpen(), store.appendEvent(event)),
+    readEvents: async (opts) => (assertOpen(), store.readEvents(opts)),
+    events: (opts) => (assertOpen(), store.followEvents(opts)),
+    close(): Promise<void> {
+      closing ??= Promise.resolve().then(() => {
+        isClosed = true;
+        unsubscribe();
+        waiters.close();
+      });
+      return closing;
+    },
+    [Symbol.asyncDispose]: () => bus.close(),
+  };
+  return bus;
+}
+
+/** The attempt number encoded in a delivery id (`<mailbox>:<envelopeId>:<attempt>`). */
+function attemptOf(deliveryId: string): number {
+  const attempt = Number(deliveryId.slice(deliveryId.lastIndexOf(':') + 1));
+  if (!Number.isInteger(attempt) || attempt < 1)
+    throw new MusubiError('NOT_FOUND', `no delivery ${JSON.stringify(deliveryId)}`);
+  return attempt;
+}

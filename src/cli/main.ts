@@ -1,0 +1,46 @@
+import { Command, CommanderError } from 'commander';
+import { isMusubiError } from '../core/errors.js';
+import { createCliContext } from './create-cli-context.js';
+import { registerBusCommands } from './commands/bus.js';
+import { registerUpCommand } from './commands/up.js';
+import { version } from './version.js';
+
+/** Builds the `musubi` program. Command modules register themselves; heavy code loads inside actions. */
+export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command {
+  const program = new Command('musubi')
+    .description('A durable message bus and orchestrator for teams of AI coding agents')
+    .version(version, '-V, --version')
+    .option('--store <url>', 'store URL: memory:, sqlite:<path>, nats://host:port (env MUSUBI_STORE)')
+    .option('-c, --config <path>', 'config file (default: ./musubi.yaml when present)')
+    .option('--log-level <level>', 'trace|debug|info|warn|error|fatal|silent (env MUSUBI_LOG_LEVEL)')
+    .showHelpAfterError()
+    .exitOverride();
+  ctx.bindProgram(program);
+  registerUpCommand(program, ctx);
+  registerBusCommands(program, ctx);
+  return program;
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const ctx = createCliContext();
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync([...argv]);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end through exitOverride with exit code 0.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (isMusubiError(err)) {
+      process.stderr.write(`musubi: ${err.code}: ${err.message}\n`);
+      process.exitCode = err.code === 'USAGE_INVALID' ? 2 : 1;
+      return;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`musubi: INTERNAL: ${message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main(process.argv);

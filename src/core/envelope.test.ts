@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../test/fakes/fake-clock.js';
+import { createEnvelope, parseEnvelope } from './envelope.js';
+import { isMusubiError } from './errors.js';
+import { createIdGenerator } from './ids.js';
+import { assertKvKey, assertMailboxName } from './names.js';
+
+const clock = new FakeClock();
+const deps = { clock, ids: createIdGenerator(clock) };
+
+describe('envelope', () => {
+  it('fills id, priority, headers, body, createdAt and attempt when created from minimal input', () => {
+    const e = createEnvelope({ from: 'lead', to: 'worker-1', type: 'task' }, deps);
+    expect(e).toMatchObject({ from: 'lead', to: 'worker-1', priority: 'normal', headers: {}, body: '', attempt: 0 });
+    expect(e.createdAt).toBe(clock.now());
+    expect(parseEnvelope(e)).toEqual(e);
+  });
+
+  it.each([
+    [{ from: 'a', to: 'b' }, 'type'],
+    [{ from: 'a', to: '../b', type: 't' }, 'to'],
+    [{ from: 'a', to: 'b', type: 't', priority: 'urgent' }, 'priority'],
+    [{ from: 'a', to: 'b', type: 't', id: 'x:y' }, 'id'],
+    [{ from: 'a', to: 'b', type: 't', headers: { 'x-h': 'a\r\nInjected: 1' } }, 'headers'],
+    [{ from: 'a', to: 'b', type: 't', body: 'x'.repeat(1024 * 1024 + 1) }, 'body'],
+    [{ from: 'a', to: 'b', type: 't', extra: 1 }, '(root)'],
+  ])('rejects %j with ENVELOPE_INVALID naming %s', (input, field) => {
+    let caught: unknown;
+    try {
+      createEnvelope(input, deps);
+    } catch (err) {
+      caught = err;
+    }
+    expect(isMusubiError(caught, 'ENVELOPE_INVALID')).toBe(true);
+    expect(String(caught instanceof Error ? caught.message : '')).toContain(field);
+  });
+});
+
+describe('names', () => {
+  it.each(['worker-1', 'agent_sync.a', '_x', 'A'.repeat(128)])('accepts mailbox name %s', (name) => {
+    expect(assertMailboxName(name)).toBe(name);
+  });
+
+  it.each(['', '../x', 'a/b', '.x', '-x', 'a\0b', 'a b', 'A'.repeat(129), 42])('rejects mailbox name %j', (name) => {
+    expect(() => assertMailboxName(name)).toThrow(/MAILBOX_NAME_INVALID|invalid mailbox name/);
+  });
+
+  it.each(['rounds/phase', 'task.1', 'a=b'])('accepts KV key %s', (key) => expect(assertKvKey(key)).toBe(key));
+  it.each(['', '.a', 'a.', 'a..b', 'a b', 'x'.repeat(256)])('rejects KV key %j', (key) => {
+    expect(() => assertKvKey(key)).toThrow(/invalid key/);
+  });
+});

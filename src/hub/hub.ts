@@ -1,0 +1,94 @@
+import type { Bus } from '../bus/bus.types.js';
+import { createBus } from '../bus/bus.js';
+import type { Clock } from '../core/clock.js';
+import type { Config } from '../core/config.schema.js';
+import type { IdGenerator } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
+import type { Gateway } from '../gateways/gateway.js';
+import type { Store } from '../store/store.js';
+import { openStore } from './open-store.js';
+
+/** Collaborators of {@link startHub}. */
+export interface StartHubOptions {
+  readonly config: Config;
+  readonly cwd: string;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** Builds the gateways the config enables; called once the bus is up. */
+  readonly gateways?: (deps: { bus: Bus; config: Config; logger: Logger; clock: Clock }) => Gateway[];
+}
+
+/** A running hub: store, bus and gateways, closed in reverse order of startup. */
+export interface Hub extends AsyncDisposable {
+  readonly store: Store;
+  readonly bus: Bus;
+  readonly gateways: readonly Gateway[];
+  /** Stops gateways, then closes the bus, then the store. Idempotent; runs every step even if one fails. */
+  close(): Promise<void>;
+}
+
+/** Runs `steps` in order, every one even after a failure; throws AggregateError of the failures. */
+async function runAll(
+  steps: ReadonlyArray<readonly [string, () => Promise<void>]>,
+  logger: Logger,
+): Promise<void> {
+  const failures: unknown[] = [];
+  for (const [name, step] of steps) {
+    try {
+      await step();
+      logger.debug({ step: name }, 'shutdown step done');
+    } catch (err) {
+      logger.error({ step: name, err }, 'shutdown step failed');
+      failures.push(err);
+    }
+  }
+  if (failures.length > 0) throw new AggregateError(failures, 'hub shutdown had failures');
+}
+
+/**
+ * Starts the hub: config -> store -> bus -> gateways. If a gateway fails to start, everything
+ * started so far is closed again and the error is rethrown.
+ */
+export async function startHub(options: StartHubOptions): Promise<Hub> {
+  const { config, logger, clock } = options;
+  const store = await openStore({
+    url: config.store,
+    cwd: options.cwd,
+    clock,
+    pollIntervalMs: config.bus.pollIntervalMs,
+  });
+  const bus = createBus({
+    store,
+    clock,
+    ids: options.ids,
+    logger: logger.child({ component: 'bus' }),
+    config: config.bus,
+  });
+  const gateways = options.gateways?.({ bus, config, logger, clock }) ?? [];
+  const started: Gateway[] = [];
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= runAll(
+      [
+        ...[...started].reverse().map((g) => [`gateway.${g.name}`, () => g.stop()] as const),
+        ['bus', () => bus.close()],
+        ['store', () => store.close()],
+      ],
+      logger,
+    );
+    return closing;
+  };
+  try {
+    for (const gateway of gateways) {
+      await gateway.start();
+      started.push(gateway);
+      logger.info({ gateway: gateway.name, address: gateway.address() }, 'gateway listening');
+    }
+  } catch (err) {
+    await close().catch(() => undefined); // the start error is the one worth reporting
+    throw err;
+  }
+  logger.info({ store: store.kind }, 'hub started');
+  return { store, bus, gateways: started, close, [Symbol.asyncDispose]: close };
+}

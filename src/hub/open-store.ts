@@ -1,0 +1,73 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Clock } from '../core/clock.js';
+import { MusubiError } from '../core/errors.js';
+import type { Store } from '../store/store.js';
+
+/** A store URL split into its parts. */
+export type StoreLocation =
+  | { readonly kind: 'memory' }
+  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: 'normal' | 'full' };
+
+/**
+ * Parses `memory:` or `sqlite:<path>[?sync=normal|full]` (path relative to `cwd`).
+ * Throws STORE_URL_INVALID for anything else.
+ */
+export function parseStoreUrl(url: string, cwd: string): StoreLocation {
+  if (url === 'memory:' || url === 'memory') return { kind: 'memory' };
+  if (url.startsWith('sqlite:')) {
+    const [rawPath = '', query = ''] = url.slice('sqlite:'.length).split('?', 2);
+    const params = new URLSearchParams(query);
+    const sync = params.get('sync') ?? 'normal';
+    if (sync !== 'normal' && sync !== 'full') {
+      throw new MusubiError(
+        'STORE_URL_INVALID',
+        `store URL ${JSON.stringify(url)}: sync must be normal or full`,
+      );
+    }
+    for (const key of params.keys()) {
+      if (key !== 'sync')
+        throw new MusubiError(
+          'STORE_URL_INVALID',
+          `store URL ${JSON.stringify(url)}: unknown option ${JSON.stringify(key)}`,
+        );
+    }
+    const path = rawPath.startsWith('//') ? rawPath.slice(2) : rawPath;
+    if (path === '' || path.includes('\0')) {
+      throw new MusubiError(
+        'STORE_URL_INVALID',
+        `store URL ${JSON.stringify(url)}: sqlite needs a file path (sqlite:<path>)`,
+      );
+    }
+    return { kind: 'sqlite', path: resolve(cwd, path), synchronous: sync };
+  }
+  throw new MusubiError(
+    'STORE_URL_INVALID',
+    `unsupported store URL ${JSON.stringify(url)} (supported: memory:, sqlite:<path>)`,
+  );
+}
+
+/** Options for {@link openStore}. */
+export interface OpenStoreOptions {
+  readonly url: string;
+  readonly cwd: string;
+  readonly clock: Clock;
+  readonly pollIntervalMs: number;
+}
+
+/** Opens the store a URL names, creating a SQLite file's folder (mode 0700) when missing. */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const location = parseStoreUrl(options.url, options.cwd);
+  if (location.kind === 'memory') {
+    const { MemoryStore } = await import('../store/memory/memory-store.js');
+    return new MemoryStore({ clock: options.clock });
+  }
+  await mkdir(dirname(location.path), { recursive: true, mode: 0o700 });
+  const { SqliteStore } = await import('../store/sqlite/sqlite-store.js');
+  return SqliteStore.open({
+    path: location.path,
+    clock: options.clock,
+    synchronous: location.synchronous,
+    pollIntervalMs: options.pollIntervalMs,
+  });
+}
