@@ -51,6 +51,14 @@ const agentSchema = z.strictObject({
   systemPrompt: z.string().optional(),
   cwd: z.string().optional(),
   timeoutMs: z.number().int().positive().optional(),
+  /** claude `--permission-mode` (`bypass` = `--dangerously-skip-permissions`, the default); see docs/agents.md. */
+  permissionMode: z.string().min(1).optional(),
+  /** codex `--sandbox`. */
+  sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
+  /** claude `--max-turns`. */
+  maxTurns: z.number().int().positive().optional(),
+  /** Explicit environment additions for the agent process (everything else is allowlisted). */
+  env: z.record(z.string(), z.string()).optional(),
 });
 
 const teamSchema = z.strictObject({
@@ -60,6 +68,9 @@ const teamSchema = z.strictObject({
     .strictObject({
       maxTokens: z.number().int().positive().optional(),
       maxCostUsd: z.number().positive().optional(),
+      /** Per-run ceilings: a turn reporting more is flagged over budget (claude also gets --max-budget-usd). */
+      maxRunTokens: z.number().int().positive().optional(),
+      maxRunCostUsd: z.number().positive().optional(),
     })
     .optional(),
 });
@@ -76,6 +87,8 @@ export const configSchema = z.strictObject({
   gateways: gatewaysSchema.default({}),
   agents: z.record(agentName, agentSchema).default({}),
   teams: z.record(agentName, teamSchema).default({}),
+  /** Concurrent turns per agent backend (default 4 each), so a big team does not trip rate limits. */
+  agentConcurrency: z.record(z.string(), z.number().int().min(1).max(256)).default({}),
 });
 
 /** A validated musubi configuration with every default filled in. */

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
+import type { OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import { parseJsonLine } from '../cli/json-line.js';
+
+const count = z.number().nonnegative().catch(0);
+
+const usageSchema = z.object({
+  input_tokens: count.default(0),
+  output_tokens: count.default(0),
+  cache_creation_input_tokens: count.default(0),
+  cache_read_input_tokens: count.default(0),
+});
+
+const resultSchema = z.object({
+  type: z.literal('result'),
+  is_error: z.boolean().default(false),
+  result: z.string().default(''),
+  session_id: z.string().optional(),
+  total_cost_usd: z.number().nonnegative().optional(),
+  usage: usageSchema.optional(),
+});
+
+const lineSchema = z.union([
+  resultSchema,
+  z.object({ type: z.literal('system'), session_id: z.string().optional() }),
+  z.object({
+    type: z.literal('assistant'),
+    session_id: z.string().optional(),
+    message: z.object({
+      content: z.array(z.object({ type: z.string(), text: z.string().optional() })).default([]),
+    }),
+  }),
+]);
+
+function toUsage(
+  usage: z.infer<typeof usageSchema> | undefined,
+  costUsd: number | undefined,
+): AgentUsage | undefined {
+  if (usage === undefined && costUsd === undefined) return undefined;
+  const u = usage ?? {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
+  return {
+    // Cache writes and reads are input the model processed; budgets count them as input tokens.
+    inputTokens: u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens,
+    outputTokens: u.output_tokens,
+    costUsd: costUsd ?? 0,
+  };
+}
+
+/**
+ * Parses claude's `stream-json` lines (system init, assistant messages, one final result) and also the
+ * single object of `--output-format json`. The final result decides text, session, usage and failure.
+ */
+export class ClaudeOutputParser implements OutputParser {
+  #sessionId: string | undefined;
+  #lastAssistantText = '';
+  #result: z.infer<typeof resultSchema> | undefined;
+
+  onLine(line: string): readonly AgentRunEvent[] {
+    const parsed = lineSchema.safeParse(parseJsonLine(line));
+    if (!parsed.success) return [];
+    const msg = parsed.data;
+    const events: AgentRunEvent[] = [];
+    if (msg.session_id !== undefined && msg.session_id !== this.#sessionId) {
+      this.#sessionId = msg.session_id;
+      events.push({ type: 'session', sessionId: msg.session_id });
+    }
+    if (msg.type === 'assistant') {
+      const text = msg.message.content.flatMap((c) => (c.type === 'text' && c.text ? [c.text] : [])).join('');
+      if (text !== '') {
+        this.#lastAssistantText = text;
+        events.push({ type: 'message', text });
+      }
+    } else if (msg.type === 'result') {
+      this.#result = msg;
+    }
+    return events;
+  }
+
+  finish(stdout: string): ParsedOutput | null {
+    // `--output-format json` prints one object, possibly without a trailing newline: parse it whole.
+    if (this.#result === undefined && this.#sessionId === undefined) this.onLine(stdout);
+    const r = this.#result;
+    if (r === undefined) {
+      if (this.#sessionId === undefined) return null;
+      return { text: this.#lastAssistantText, sessionId: this.#sessionId, isError: true };
+    }
+    const sessionId = r.session_id ?? this.#sessionId;
+    const usage = toUsage(r.usage, r.total_cost_usd);
+    return {
+      text: r.result,
+      isError: r.is_error,
+      ...(sessionId !== undefined && { sessionId }),
+      ...(usage !== undefined && { usage }),
+    };
+  }
+}
