@@ -1,0 +1,72 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fakeParentEnv, makeTempDir, readRecord } from '../../../test/fakes/fake-cli-harness.js';
+import { CliAgentRunner } from '../cli/cli-agent-runner.js';
+import { geminiBackend } from './gemini-backend.js';
+
+describe('gemini backend', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
+  afterEach(() => cleanup());
+
+  const runner = (extraEnv: Record<string, string>, settings = {}): CliAgentRunner =>
+    new CliAgentRunner({
+      backend: geminiBackend,
+      env: fakeParentEnv({ GEMINI_API_KEY: 'g-key', GOOGLE_CLOUD_PROJECT: 'p' }),
+      extraEnv,
+      settings,
+    });
+
+  it('runs gemini -p with the prompt on stdin, --yolo --skip-trust, and parses the json object', async () => {
+    const record = join(dir, 'record.json');
+    const result = await runner({ FAKE_AGENT_RECORD: record }).run({
+      prompt: 'write docs',
+      cwd: dir,
+      model: 'gemini-3.0-flash',
+      timeoutMs: 10_000,
+    });
+    const rec = await readRecord(record);
+    expect(rec.argv).toEqual(['-p', '', '-o', 'json', '-m', 'gemini-3.0-flash', '--yolo', '--skip-trust']);
+    expect(rec.stdin).toBe('write docs');
+    expect(rec.env['GEMINI_API_KEY']).toBe('g-key');
+    expect(rec.env['GOOGLE_CLOUD_PROJECT']).toBe('p');
+    expect(result).toMatchObject({
+      backend: 'gemini',
+      text: 'echo: write docs',
+      exitCode: 0,
+      isError: false,
+    });
+    expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(result.usage).toEqual({ inputTokens: 12, outputTokens: 16, costUsd: 0 });
+  });
+
+  it('passes --resume <session> and an approval mode from config', async () => {
+    const record = join(dir, 'record.json');
+    const result = await runner({ FAKE_AGENT_RECORD: record }, { permissionMode: 'auto_edit' }).run({
+      prompt: 'x',
+      cwd: dir,
+      sessionId: 'sess-9',
+      timeoutMs: 10_000,
+    });
+    const rec = await readRecord(record);
+    expect(rec.argv.slice(-5)).toEqual([
+      '--approval-mode',
+      'auto_edit',
+      '--skip-trust',
+      '--resume',
+      'sess-9',
+    ]);
+    expect(result.sessionId).toBe('sess-9');
+  });
+
+  it('reports the error object and exit code 41 of an unauthenticated run', async () => {
+    const result = await runner({ FAKE_AGENT_IS_ERROR: '1' }).run({
+      prompt: 'x',
+      cwd: dir,
+      timeoutMs: 10_000,
+    });
+    expect(result).toMatchObject({ isError: true, exitCode: 41 });
+    expect(result.text).toContain('Please set an Auth method');
+  });
+});
