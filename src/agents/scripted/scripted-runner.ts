@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import { appendFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MusubiError } from '../../core/errors.js';
+import type {
+  AgentAvailability,
+  AgentRunEvent,
+  AgentRunInput,
+  AgentRunner,
+  AgentRunResult,
+} from '../agent-runner.js';
+import { ChildReaper } from '../process/child-reaper.js';
+import { buildChildEnv } from '../process/child-env.js';
+import { DEFAULT_OUTPUT_CAP_BYTES } from '../process/output-capture.js';
+import { resolveExecutable } from '../process/resolve-executable.js';
+import { runProcess } from '../process/run-process.js';
+import { structuredNekoReply } from './assessment-reply.js';
+import { decompositionReply, isDecompositionRequest } from './decomposition-reply.js';
+import { resolveInsideCwd } from './safe-path.js';
+import { parseScript, type ScriptInstruction } from './script-parser.js';
+
+/** Options of {@link ScriptedRunner}. */
+export interface ScriptedRunnerOptions {
+  /** The environment `run` instructions pick from through the allowlist. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly extraEnv?: Readonly<Record<string, string>>;
+  readonly reaper?: ChildReaper;
+  readonly outputCapBytes?: number;
+  readonly graceMs?: number;
+}
+
+/** Where a turn stands while instructions run. */
+interface TurnState {
+  readonly parts: string[];
+  readonly actions: string[];
+  exitCode: number;
+  isFailed: boolean;
+}
+
+function emit(input: AgentRunInput, event: AgentRunEvent): void {
+  try {
+    input.onEvent?.(event);
+  } catch {
+    // onEvent must not throw (AgentRunInput contract); a faulty listener never breaks the run.
+  }
+}
+
+/**
+ * The built-in scripted agent: no LLM, real file and process actions from the instruction language
+ * of docs/agents.md, and fixed-rule JSON answers to yadon decomposition and N.E.K.O. assessment
+ * requests. Paths stay inside cwd; `run` uses argv (no shell), the allowlisted environment and the same
+ * stop ladder as the CLI backends.
+ *
+ * `run` rejects before any action with SCRIPT_INVALID (malformed instruction), PATH_OUTSIDE_CWD (a path
+ * leaving cwd, also through `..` or a symlink) or AGENT_FAILED (cwd missing); everything else resolves.
+ */
+export class ScriptedRunner implements AgentRunner {
+  readonly backend = 'scripted' as const;
+  readonly #options: ScriptedRunnerOptions;
+  readonly #reaper: ChildReaper;
+
+  constructor(options: ScriptedRunnerOptions) {
+    this.#options = options;
+    this.#reaper = options.reaper ?? new ChildReaper();
+  }
+
+  available(): Promise<AgentAvailability> {
+    return Promise.resolve({ ready: true, reasons: [], version: 'built-in' });
+  }
+
+  async run(input: AgentRunInput): Promise<AgentRunResult> {
+    const startedAt = performance.now();
+    const info = await stat(input.cwd).catch(() => null);
+    if (info?.isDirectory() !== true) {
+      throw new MusubiError('AGENT_FAILED', `scripted agent: working directory ${input.cwd} does not exist`);
+    }
+    const prompt = input.systemPrompt ? `${input.systemPrompt}\n\n${input.prompt}` : input.prompt;
+    const structured = isDecompositionRequest(prompt)
+      ? decompositionReply(prompt)
+      : structuredNekoReply(prompt);
+    const script = structured === undefined ? parseScript(input.prompt) : [];
+    for (const step of script) if ('path' in step) await resolveInsideCwd(input.cwd, step.path);
+
+    emit(input, { type: 'started', pid: null, argv: ['scripted'] });
+    const state: TurnState = {
+      parts: structured === undefined ? [] : [structured],
+      actions: [],
+      exitCode: 0,
+      isFailed: false,
+    };
+    const deadline = AbortSignal.timeout(Math.max(0, input.timeoutMs));
+    const signal = input.signal ? AbortSignal.any([input.signal, deadline]) : deadline;
+    for (const step of script) {
+      if (signal.aborted || state.isFailed) break;
+      await this.#step(step, input, signal, state).catch((err: unknown) => {
+        if (signal.aborted) return;
+        state.isFailed = true;
+        state.exitCode = 1;
+        state.parts.push(err instanceof MusubiError ? `${err.code}: ${err.message}` : String(err));
+      });
+    }
+    const timedOut = deadline.aborted && input.signal?.aborted !== true;
+    const canceled = input.signal?.aborted === true;
+    if (timedOut || canceled) emit(input, { type: 'stopping', reason: timedOut ? 'timeout' : 'cancel' });
+    const text = state.parts.length > 0 ? state.parts.join('\n') : summary(state.actions);
+    return {
+      backend: 'scripted',
+      text,
+      exitCode: timedOut || canceled ? null : state.exitCode,
+      signal: null,
+      isError: timedOut || canceled || state.exitCode !== 0,
+      timedOut,
+      canceled,
+      sessionId: input.sessionId ?? `scripted-${randomUUID()}`,
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      durationMs: Math.round(performance.now() - startedAt),
+      stderrTail: '',
+      isOutputTruncated: false,
+    };
+  }
+
+  async #step(
+    step: ScriptInstruction,
+    input: AgentRunInput,
+    signal: AbortSignal,
+    state: TurnState,
+  ): Promise<void> {
+    switch (step.op) {
+      case 'write':
+      case 'append': {
+        const path = await resolveInsideCwd(input.cwd, step.path);
+        await mkdir(dirname(path), { recursive: true });
+        await (step.op === 'write' ? writeFile : appendFile)(path, step.content);
+        state.actions.push(
+          `${step.op === 'write' ? 'wrote' : 'appended to'} ${step.path} (${Buffer.byteLength(step.content)} bytes)`,
+        );
+        return;
+      }
+      case 'mkdir':
+        await mkdir(await resolveInsideCwd(input.cwd, step.path), { recursive: true });
+        state.actions.push(`created ${step.path}/`);
+        return;
+      case 'read': {
+        const text = await readFile(await resolveInsideCwd(input.cwd, step.path), 'utf8');
+        state.parts.push(
+          text.slice(0, this.#options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES).replace(/\n$/, ''),
+        );
+        return;
+      }
+      case 'reply':
+        state.parts.push(step.text);
+        emit(input, { type: 'message', text: step.text });
+        return;
+      case 'fail':
+        state.parts.push(step.text);
+        state.exitCode = 1;
+        state.isFailed = true;
+        return;
+      case 'sleep':
+        await sleep(step.ms, undefined, { signal }).catch(() => undefined);
+        return;
+      case 'run':
+        return this.#runCommand(step.argv, input, signal, state);
+    }
+  }
+
+  async #runCommand(
+    argv: readonly string[],
+    input: AgentRunInput,
+    signal: AbortSignal,
+    state: TurnState,
+  ): Promise<void> {
+    const [command = '', ...args] = argv;
+    const env = buildChildEnv({
+      source: this.#options.env,
+      ...(this.#options.extraEnv && { add: this.#options.extraEnv }),
+    });
+    const file = await resolveExecutable(command, env['PATH'], input.cwd);
+    if (file === null) throw new MusubiError('AGENT_NOT_FOUND', `command '${command}' not found on PATH`);
+    const proc = await runProcess({
+      file,
+      displayName: command,
+      args,
+      cwd: input.cwd,
+      env,
+      // The turn's own deadline is in `signal`; this only bounds a single command by it.
+      timeoutMs: Math.max(0, input.timeoutMs),
+      signal,
+      reaper: this.#reaper,
+      ...(this.#options.outputCapBytes !== undefined && { outputCapBytes: this.#options.outputCapBytes }),
+      ...(this.#options.graceMs !== undefined && { graceMs: this.#options.graceMs }),
+      onLine: (stream, line) => emit(input, { type: 'line', stream, line }),
+    });
+    const output = (proc.stdout + proc.stderr).replace(/\n$/, '');
+    if (output !== '') state.parts.push(output);
+    state.actions.push(`ran ${command} (exit ${proc.exitCode ?? proc.signal})`);
+    if (proc.exitCode !== 0 && !signal.aborted) {
+      state.exitCode = proc.exitCode ?? 1;
+      state.isFailed = true;
+    }
+  }
+}
+
+function summary(actions: readonly string[]): string {
+  return actions.length === 0
+    ? 'scripted: no instructions found; nothing done'
+    : `scripted: ${actions.join('; ')}`;
+}
