@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { createEnvelope, type Envelope } from '../core/envelope.js';
+import { createEnvelope, ENVELOPE_ID_PATTERN, type Envelope } from '../core/envelope.js';
 import { MusubiError } from '../core/errors.js';
 import type { BusEvent, StoredEvent } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
@@ -96,6 +96,7 @@ export function createBus(options: CreateBusOptions): Bus {
     opts.signal?.throwIfAborted();
     const deadline = clock.now() + timeoutMs;
     for (;;) {
+      opts.signal?.throwIfAborted();
       const version = waiters.version(mailbox);
       const delivery = await claimUsable(mailbox, leaseMs);
       if (delivery !== null) {
@@ -135,25 +136,34 @@ export function createBus(options: CreateBusOptions): Bus {
   };
 
   const kv: KvState = {
-    kvGet: (key: string): Promise<KvEntry | null> => (assertOpen(), store.kvGet(assertKvKey(key))),
-    kvSet: (key: string, value: unknown, o?: KvWriteOptions): Promise<KvEntry> => (
-      assertOpen(),
-      store.kvSet(assertKvKey(key), value, o)
-    ),
-    kvDelete: (key: string, o?: KvWriteOptions): Promise<void> => (
-      assertOpen(),
-      store.kvDelete(assertKvKey(key), o)
-    ),
-    kvList: (prefix: string): Promise<KvEntry[]> => (assertOpen(), store.kvList(prefix)),
-    kvWatch: (
-      prefix: string,
-      o: { readonly signal: AbortSignal; readonly afterRevision?: number },
-    ): AsyncIterable<KvChange> => (assertOpen(), store.kvWatch(prefix, o)),
+    async kvGet(key) {
+      assertOpen();
+      return store.kvGet(assertKvKey(key));
+    },
+    async kvSet(key, value, o?: KvWriteOptions) {
+      assertOpen();
+      return store.kvSet(assertKvKey(key), value, o);
+    },
+    async kvDelete(key, o?: KvWriteOptions) {
+      assertOpen();
+      return store.kvDelete(assertKvKey(key), o);
+    },
+    async kvList(prefix) {
+      assertOpen();
+      return store.kvList(prefix);
+    },
+    kvWatch(prefix, o) {
+      assertOpen();
+      return store.kvWatch(prefix, o);
+    },
   };
 
   const bus: Bus = {
     async send(input): Promise<SendResult> {
       assertOpen();
+      // Name errors get their own code before the envelope schema sees them.
+      assertMailboxName(input.to);
+      assertMailboxName(input.from);
       const envelope = createEnvelope(input, { ids, clock });
       const { isDuplicate } = await store.append(envelope.to, envelope);
       return { envelope, isDuplicate };
@@ -189,19 +199,43 @@ export function createBus(options: CreateBusOptions): Bus {
       await escalate(letter.mailbox, letter.envelope, reason);
       return letter;
     },
-    peek: async (mailbox, opts) => (assertOpen(), store.peek(assertMailboxName(mailbox), opts)),
-    count: async (mailbox) => (assertOpen(), store.count(assertMailboxName(mailbox))),
-    listMailboxes: async () => (assertOpen(), store.listMailboxes()),
+    async peek(mailbox, opts) {
+      assertOpen();
+      return store.peek(assertMailboxName(mailbox), opts);
+    },
+    async count(mailbox) {
+      assertOpen();
+      return store.count(assertMailboxName(mailbox));
+    },
+    async listMailboxes() {
+      assertOpen();
+      return store.listMailboxes();
+    },
     listDeadLetters: async (opts = {}) => {
       assertOpen();
       if (opts.mailbox !== undefined) assertMailboxName(opts.mailbox);
       return store.listDeadLetters(opts);
     },
-    retryDeadLetter: async (envelopeId) => (assertOpen(), store.requeueDeadLetter(envelopeId)),
+    async retryDeadLetter(envelopeId) {
+      assertOpen();
+      if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId)) {
+        throw new MusubiError('NOT_FOUND', `no dead letter ${JSON.stringify(envelopeId)}`);
+      }
+      return store.requeueDeadLetter(envelopeId);
+    },
     kv,
-    publish: async (event: BusEvent): Promise<StoredEvent> => (assertOpen(), store.appendEvent(event)),
-    readEvents: async (opts) => (assertOpen(), store.readEvents(opts)),
-    events: (opts) => (assertOpen(), store.followEvents(opts)),
+    async publish(event: BusEvent): Promise<StoredEvent> {
+      assertOpen();
+      return store.appendEvent(event);
+    },
+    async readEvents(opts) {
+      assertOpen();
+      return store.readEvents(opts);
+    },
+    events(opts) {
+      assertOpen();
+      return store.followEvents(opts);
+    },
     close(): Promise<void> {
       closing ??= Promise.resolve().then(() => {
         isClosed = true;

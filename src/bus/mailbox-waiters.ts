@@ -29,6 +29,10 @@ export class MailboxWaiters {
    */
   wait(mailbox: string, deadline: number, signal: AbortSignal | undefined): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
       const queue = this.#queues.get(mailbox) ?? [];
       this.#queues.set(mailbox, queue);
       let timer: Timer | undefined;
