@@ -27,10 +27,18 @@ export default tseslint.config(
   {
     // Layering: only hub/ and tests import concrete store implementations.
     files: ['src/core/**', 'src/bus/**', 'src/tasks/**', 'src/agents/**', 'src/teams/**', 'src/gateways/**'],
+    ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/store/memory/**', '**/store/sqlite/**', '**/store/nats/**'], message: 'Only hub/ and tests import store implementations; depend on store/store.ts.' }] },
+        {
+          patterns: [
+            {
+              group: ['**/store/memory/**', '**/store/sqlite/**', '**/store/nats/**'],
+              message: 'Only hub/ and tests import store implementations; depend on store/store.ts.',
+            },
+          ],
+        },
       ],
     },
   },

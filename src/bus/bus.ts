@@ -5,7 +5,7 @@ import type { BusEvent, StoredEvent } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { assertKvKey, assertMailboxName } from '../core/names.js';
-import type { DeadLetter, Delivery, KvChange, KvEntry, KvWriteOptions, Store } from '../store/store.js';
+import type { DeadLetter, Delivery, KvWriteOptions, Store } from '../store/store.js';
 import type { Bus, KvState, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
 import { MailboxWaiters } from './mailbox-waiters.js';
 import { backoffDelayMs, type RetryConfig } from './retry-policy.js';

@@ -35,9 +35,8 @@ export class MailboxWaiters {
       }
       const queue = this.#queues.get(mailbox) ?? [];
       this.#queues.set(mailbox, queue);
-      let timer: Timer | undefined;
       const settle = (): void => {
-        timer?.cancel();
+        timer.cancel();
         signal?.removeEventListener('abort', onAbort);
         const index = queue.indexOf(waiter);
         if (index >= 0) queue.splice(index, 1);
@@ -55,7 +54,8 @@ export class MailboxWaiters {
       };
       queue.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
-      timer = this.#clock.setTimer(() => {
+      // Timers fire asynchronously, so `settle` never sees `timer` before this line runs.
+      const timer = this.#clock.setTimer(() => {
         settle();
         resolve(false);
       }, deadline - this.#clock.now());

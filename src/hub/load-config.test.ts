@@ -21,17 +21,30 @@ describe('config', () => {
   });
 
   it('layers file < environment < flags', async () => {
-    await writeFile(join(dir, 'musubi.yaml'), 'store: "memory:"\nlog:\n  level: debug\nbus:\n  leaseMs: 1234\n');
+    await writeFile(
+      join(dir, 'musubi.yaml'),
+      'store: "memory:"\nlog:\n  level: debug\nbus:\n  leaseMs: 1234\n',
+    );
     const fromFile = await loadConfig({ cwd: dir, env: {} });
     expect([fromFile.store, fromFile.log.level, fromFile.bus.leaseMs]).toEqual(['memory:', 'debug', 1234]);
-    const fromEnv = await loadConfig({ cwd: dir, env: { MUSUBI_STORE: 'sqlite:x.db', MUSUBI_LEASE_MS: '99' } });
+    const fromEnv = await loadConfig({
+      cwd: dir,
+      env: { MUSUBI_STORE: 'sqlite:x.db', MUSUBI_LEASE_MS: '99' },
+    });
     expect([fromEnv.store, fromEnv.bus.leaseMs]).toEqual(['sqlite:x.db', 99]);
-    const fromFlags = await loadConfig({ cwd: dir, env: { MUSUBI_STORE: 'sqlite:x.db' }, flags: { store: 'memory:' } });
+    const fromFlags = await loadConfig({
+      cwd: dir,
+      env: { MUSUBI_STORE: 'sqlite:x.db' },
+      flags: { store: 'memory:' },
+    });
     expect(fromFlags.store).toBe('memory:');
   });
 
   it('reports every issue with its path when the file is invalid', async () => {
-    await writeFile(join(dir, 'musubi.yaml'), 'bus:\n  leaseMs: -1\n  retry: { baseMs: 10, capMs: 5 }\nbogus: 1\n');
+    await writeFile(
+      join(dir, 'musubi.yaml'),
+      'bus:\n  leaseMs: -1\n  retry: { baseMs: 10, capMs: 5 }\nbogus: 1\n',
+    );
     const err: unknown = await loadConfig({ cwd: dir, env: {} }).catch((e: unknown) => e);
     expect(isMusubiError(err, 'CONFIG_INVALID')).toBe(true);
     const message = err instanceof Error ? err.message : '';
@@ -41,12 +54,16 @@ describe('config', () => {
   });
 
   it('fails when an explicitly named config file is missing', async () => {
-    const err: unknown = await loadConfig({ cwd: dir, env: {}, configPath: 'nope.yaml' }).catch((e: unknown) => e);
+    const err: unknown = await loadConfig({ cwd: dir, env: {}, configPath: 'nope.yaml' }).catch(
+      (e: unknown) => e,
+    );
     expect(isMusubiError(err, 'CONFIG_INVALID')).toBe(true);
   });
 
   it('rejects a non-numeric environment override', async () => {
-    const err: unknown = await loadConfig({ cwd: dir, env: { MUSUBI_LEASE_MS: 'soon' } }).catch((e: unknown) => e);
+    const err: unknown = await loadConfig({ cwd: dir, env: { MUSUBI_LEASE_MS: 'soon' } }).catch(
+      (e: unknown) => e,
+    );
     expect(isMusubiError(err, 'CONFIG_INVALID')).toBe(true);
   });
 });

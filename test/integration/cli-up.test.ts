@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'musubi-up-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('cli - musubi up', () => {
+  it('starts the hub and stops cleanly with exit 0 on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'up', '--log-level', 'warn'], {
+      cwd: dir,
+      env: { ...process.env, MUSUBI_STORE: 'sqlite:state/bus.db' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const deadline = setTimeout(() => reject(new Error(`hub did not start: ${stdout}`)), 15_000);
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        if (stdout.includes('musubi hub up')) {
+          clearTimeout(deadline);
+          resolve();
+        }
+      });
+    });
+    // The hub's store is usable by another process while it runs.
+    const sent = await runCli(['bus', 'send', '--to', 'w', '--type', 't'], {
+      cwd: dir,
+      env: { MUSUBI_STORE: 'sqlite:state/bus.db' },
+    });
+    expect(sent.code).toBe(0);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('musubi hub stopping');
+  });
+
+  it('prints help and version', async () => {
+    const help = await runCli(['--help'], { cwd: dir });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: musubi');
+    expect(help.stdout).toContain('bus');
+    const version = await runCli(['--version'], { cwd: dir });
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('refuses an invalid config with CONFIG_INVALID and exit 1', async () => {
+    const run = await runCli(['up'], { cwd: dir, env: { MUSUBI_LEASE_MS: 'never' } });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^musubi: CONFIG_INVALID: /);
+  });
+});
