@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { isMusubiError } from '../core/errors.js';
 import { createCliContext } from './create-cli-context.js';
+import { registerAgentCommands } from './commands/agent.js';
 import { registerBusCommands } from './commands/bus.js';
 import { registerUpCommand } from './commands/up.js';
 import { version } from './version.js';
@@ -18,6 +19,7 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
   ctx.bindProgram(program);
   registerUpCommand(program, ctx);
   registerBusCommands(program, ctx);
+  registerAgentCommands(program, ctx);
   return program;
 }
 

@@ -1,0 +1,148 @@
+import type { Command } from 'commander';
+import type { AgentRunResult } from '../../agents/agent-runner.js';
+import { MusubiError } from '../../core/errors.js';
+import type { CliContext } from '../cli-context.js';
+
+const DEFAULT_TIMEOUT_MS = 600_000;
+
+interface RunFlags {
+  readonly backend?: string;
+  readonly agent?: string;
+  readonly model?: string;
+  readonly cwd?: string;
+  readonly session?: string;
+  readonly timeout?: string;
+  readonly json?: boolean;
+}
+
+function parseTimeout(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_TIMEOUT_MS;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
+    throw new MusubiError(
+      'USAGE_INVALID',
+      `--timeout must be a positive number of milliseconds, got '${raw}'`,
+    );
+  }
+  return Number(raw);
+}
+
+async function readPrompt(ctx: CliContext, prompt: string): Promise<string> {
+  if (prompt !== '-') return prompt;
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.stdin)
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function failure(result: AgentRunResult): MusubiError | undefined {
+  if (result.timedOut)
+    return new MusubiError(
+      'AGENT_TIMEOUT',
+      `agent turn on '${result.backend}' timed out after ${result.durationMs} ms`,
+    );
+  if (result.canceled)
+    return new MusubiError('AGENT_CANCELED', `agent turn on '${result.backend}' was cancelled`);
+  if (!result.isError) return undefined;
+  const why = result.exitCode === 0 ? 'reported an error' : `exited with ${result.exitCode ?? result.signal}`;
+  const stderr = result.stderrTail.trim().split('\n').at(-1) ?? '';
+  return new MusubiError(
+    'AGENT_FAILED',
+    `agent CLI '${result.backend}' ${why}${stderr === '' ? '' : `: ${stderr}`}`,
+  );
+}
+
+async function doctor(ctx: CliContext, flags: { json?: boolean }): Promise<void> {
+  const [{ AGENT_BACKENDS }, { createAgentRunner }, { ChildReaper }] = await Promise.all([
+    import('../../agents/agent-runner.js'),
+    import('../../agents/create-agent-runner.js'),
+    import('../../agents/process/child-reaper.js'),
+  ]);
+  const reaper = new ChildReaper();
+  const rows = await Promise.all(
+    AGENT_BACKENDS.map(async (backend) => ({
+      backend,
+      ...(await createAgentRunner({ backend, env: ctx.env, reaper }).available()),
+    })),
+  );
+  if (flags.json === true) {
+    ctx.stdout.write(`${JSON.stringify(rows)}\n`);
+    return;
+  }
+  for (const row of rows) {
+    const detail = row.ready
+      ? [row.version, row.path].filter((s) => s !== undefined).join('  ')
+      : row.reasons.join('; ');
+    ctx.stdout.write(
+      `${row.backend.padEnd(9)} ${(row.ready ? 'ready' : 'not ready').padEnd(10)} ${detail}\n`,
+    );
+  }
+}
+
+async function run(ctx: CliContext, promptArg: string, flags: RunFlags): Promise<void> {
+  const timeoutMs = parseTimeout(flags.timeout);
+  const [config, { createAgentRunner }, { ChildReaper }, { resolveAgentChoice }] = await Promise.all([
+    ctx.loadConfig(),
+    import('../../agents/create-agent-runner.js'),
+    import('../../agents/process/child-reaper.js'),
+    import('../../agents/selection/resolve-agent-choice.js'),
+  ]);
+  const choice = await resolveAgentChoice({ config, env: ctx.env, ...flagsForChoice(flags) });
+  const prompt = await readPrompt(ctx, promptArg);
+  const runner = createAgentRunner({ ...choice, env: ctx.env, reaper: new ChildReaper() });
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort(new MusubiError('AGENT_CANCELED', 'interrupted'));
+  process.once('SIGINT', onSigint);
+  let result: AgentRunResult;
+  try {
+    result = await runner.run({
+      prompt,
+      cwd: flags.cwd ?? choice.cwd ?? process.cwd(),
+      timeoutMs,
+      signal: controller.signal,
+      ...(flags.session !== undefined && { sessionId: flags.session }),
+    });
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  if (flags.json === true) {
+    const { backend, text, exitCode, sessionId, usage, durationMs, isError, timedOut, canceled } = result;
+    ctx.stdout.write(
+      `${JSON.stringify({ backend, text, exitCode, sessionId, usage, durationMs, isError, timedOut, canceled })}\n`,
+    );
+  } else if (result.text !== '') ctx.stdout.write(`${result.text}\n`);
+  const err = failure(result);
+  if (err !== undefined) throw err;
+}
+
+function flagsForChoice(flags: RunFlags): { backend?: string; agent?: string; model?: string } {
+  return {
+    ...(flags.backend !== undefined && { backend: flags.backend }),
+    ...(flags.agent !== undefined && { agent: flags.agent }),
+    ...(flags.model !== undefined && { model: flags.model }),
+  };
+}
+
+/** Registers `musubi agent doctor` and `musubi agent run`: check the agent CLIs and run one turn. */
+export function registerAgentCommands(program: Command, ctx: CliContext): void {
+  const agent = program.command('agent').description('check agent CLIs and run single agent turns');
+  agent
+    .command('doctor')
+    .description('list every agent backend as ready or not ready, and why (binary found, version)')
+    .option('--json', 'print the report as JSON')
+    .action((flags: { json?: boolean }) => doctor(ctx, flags));
+  agent
+    .command('run')
+    .description('run one agent turn and print the result ("-" reads the prompt from stdin)')
+    .argument('<prompt>', 'the prompt')
+    .option(
+      '--backend <name>',
+      'claude|codex|gemini|copilot|opencode|scripted (or claude-opus); default: selection rules',
+    )
+    .option('--agent <name>', 'take backend, model and settings from config agents.<name>')
+    .option('--model <model>', 'model for this turn')
+    .option('--cwd <dir>', 'working directory (default: the current one)')
+    .option('--session <id>', 'resume this session')
+    .option('--timeout <ms>', `stop the turn after this many milliseconds (default ${DEFAULT_TIMEOUT_MS})`)
+    .option('--json', 'print text, exitCode, sessionId, usage and durationMs as JSON')
+    .action((prompt: string, flags: RunFlags) => run(ctx, prompt, flags));
+}
