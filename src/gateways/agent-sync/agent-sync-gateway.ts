@@ -1,0 +1,169 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Bus } from '../../bus/bus.types.js';
+import type { Clock } from '../../core/clock.js';
+import { MusubiError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { Gateway, GatewayAddress } from '../gateway.js';
+import { AgentSyncCore } from './agent-sync-core.js';
+import { AgentSyncConnection } from './agent-sync-connection.js';
+
+/** Defaults of the agent_sync v6 server. */
+export const AGENT_SYNC_DEFAULT_HOST = '127.0.0.1';
+export const AGENT_SYNC_DEFAULT_PORT = 9800;
+export const AGENT_SYNC_DEFAULT_STALE_AFTER_MS = 120_000;
+const DEFAULT_FOREIGN_CHECK_MS = 1_000;
+/** How long stop() lets connections finish their current line before closing them hard. */
+const STOP_GRACE_MS = 5_000;
+
+/** Collaborators and settings of {@link createAgentSyncGateway}. */
+export interface AgentSyncGatewayOptions {
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** AGENTS_LIST (see `parseAgentsList`): order and duplicates kept. */
+  readonly agents: readonly string[];
+  /** The server's working directory: round logs go to `<cwd>/logs/v6/`. */
+  readonly cwd: string;
+  /** Default 127.0.0.1; a non-loopback host logs a warning (the protocol has no authentication). */
+  readonly host?: string;
+  /** Default 9800; 0 picks a free port. */
+  readonly port?: number;
+  /** Discard persisted state and the agents' mailboxes at start (`--fresh`). */
+  readonly isFresh?: boolean;
+  /** `status` reports an agent stale after this long unseen (default 120 s). */
+  readonly staleAfterMs?: number;
+  /** KV namespace, default `agent-sync`; two gateways on one bus need different ids. */
+  readonly teamId?: string;
+  /** How often parked listens check for mail delivered by other gateways (default 1 s). */
+  readonly foreignCheckMs?: number;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * The agent_sync v6 TCP gateway: newline-delimited JSON on 127.0.0.1:9800, the 16 commands of
+ * spec/agent-sync.md, state and mailboxes in the bus. `start()` binds, then loads the persisted state
+ * (requests arriving meanwhile wait) and rejects with GATEWAY_UNAVAILABLE when it cannot listen.
+ * `stop()` stops accepting, cancels parked listens (their mail stays queued), lets each connection
+ * finish its current line, then closes it. The bus is the caller's to close.
+ */
+export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gateway {
+  const log = options.logger.child({ component: 'gateway.agent-sync' });
+  const host = options.host ?? AGENT_SYNC_DEFAULT_HOST;
+  const connections = new Set<AgentSyncConnection>();
+  let server: Server | undefined;
+  let core: Promise<AgentSyncCore> | undefined;
+  let bound: GatewayAddress | undefined;
+  let stopping: Promise<void> | undefined;
+  let nextConnId = 0;
+
+  const onConnection = (socket: Socket, ready: Promise<AgentSyncCore>): void => {
+    if (stopping !== undefined) {
+      socket.destroy();
+      return;
+    }
+    const connection = new AgentSyncConnection({
+      socket,
+      core: ready,
+      logger: log.child({ connId: ++nextConnId }),
+    });
+    connections.add(connection);
+    void connection.closed.then(() => connections.delete(connection));
+  };
+
+  const listen = (s: Server, port: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const onError = (err: Error): void => {
+        reject(
+          new MusubiError(
+            'GATEWAY_UNAVAILABLE',
+            `agent-sync cannot listen on ${host}:${port}: ${err.message}`,
+            { cause: err },
+          ),
+        );
+      };
+      s.once('error', onError);
+      s.listen({ host, port }, () => {
+        s.off('error', onError);
+        resolve();
+      });
+    });
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      const closedServer = new Promise<void>((resolve) =>
+        server === undefined ? resolve() : server.close(() => resolve()),
+      );
+      for (const connection of connections) connection.stop();
+      const all = Promise.all([...connections].map((c) => c.closed));
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
+      await Promise.race([all, grace]);
+      for (const connection of connections) connection.destroy();
+      await closedServer;
+      (await core?.catch(() => undefined))?.close();
+      log.info('agent-sync gateway stopped');
+    })();
+    return stopping;
+  };
+
+  const gateway: Gateway = {
+    name: 'agent-sync',
+    async start(): Promise<void> {
+      if (server !== undefined)
+        throw new MusubiError('GATEWAY_UNAVAILABLE', 'agent-sync gateway already started');
+      // Bind first; requests that arrive while the state loads wait for it.
+      let adopt: (loading: Promise<AgentSyncCore>) => void = () => undefined;
+      const ready = new Promise<AgentSyncCore>((resolve) => (adopt = resolve));
+      core = ready;
+      server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => onConnection(socket, ready));
+      server.on('error', (err) => log.error({ err }, 'agent-sync server error'));
+      // Marked handled here: connections and start() each observe a load failure themselves.
+      ready.catch(() => undefined);
+      try {
+        await listen(server, options.port ?? AGENT_SYNC_DEFAULT_PORT);
+      } catch (err) {
+        adopt(Promise.reject(err instanceof Error ? err : new Error(String(err))));
+        throw err;
+      }
+      const address = server.address();
+      if (address === null || typeof address === 'string')
+        throw new MusubiError('GATEWAY_UNAVAILABLE', 'agent-sync gateway has no TCP address');
+      bound = { kind: 'tcp', host: address.address, port: address.port };
+      if (!isLoopback(host)) {
+        log.warn({ host }, 'agent-sync listens beyond loopback: anyone who can connect controls the session');
+      }
+      adopt(
+        AgentSyncCore.open({
+          bus: options.bus,
+          logger: log,
+          clock: options.clock,
+          agents: options.agents,
+          cwd: options.cwd,
+          teamId: options.teamId ?? 'agent-sync',
+          staleAfterMs: options.staleAfterMs ?? AGENT_SYNC_DEFAULT_STALE_AFTER_MS,
+          isFresh: options.isFresh ?? false,
+          foreignCheckMs: options.foreignCheckMs ?? DEFAULT_FOREIGN_CHECK_MS,
+        }),
+      );
+      try {
+        await ready;
+      } catch (err) {
+        await stop();
+        throw err;
+      }
+      log.info(
+        { host: bound.host, port: bound.port, agents: options.agents },
+        'agent-sync gateway listening',
+      );
+    },
+    address(): GatewayAddress {
+      if (bound === undefined) throw new MusubiError('GATEWAY_UNAVAILABLE', 'agent-sync gateway not started');
+      return bound;
+    },
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+  return gateway;
+}

@@ -1,0 +1,202 @@
+import { pyFloatRepr } from './py-float.js';
+
+/**
+ * A JSON number that keeps its source token, so Python's int/float distinction survives a round trip:
+ * `5` stays an int, `5.0` and `5e0` stay floats, `12345678901234567890` keeps every digit.
+ */
+export class JsonNumber {
+  readonly token: string;
+  /** True for a token with no fraction and no exponent (a Python `int`). */
+  readonly isInteger: boolean;
+
+  constructor(token: string) {
+    this.token = token;
+    this.isInteger = !/[.eE]/.test(token);
+  }
+
+  /** The value as a JS number (large ints lose precision; use `token` where digits matter). */
+  get value(): number {
+    return Number(this.token);
+  }
+
+  /** A float with this finite value (timestamps), its token as Python `repr(float)` writes it. */
+  static float(value: number): JsonNumber {
+    return new JsonNumber(Number.isFinite(value) ? pyFloatRepr(value) : '0.0');
+  }
+}
+
+/** A JSON object with insertion-ordered keys (duplicate keys: last value wins, first position kept). */
+export type JsonObject = ReadonlyMap<string, JsonValue>;
+
+/** A parsed JSON value as Python's `json.loads` would see it. */
+export type JsonValue = null | boolean | string | JsonNumber | readonly JsonValue[] | JsonObject;
+
+/** Deep enough for any real request; deeper input is rejected instead of exhausting the stack. */
+const MAX_DEPTH = 512;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+class ParseFailure extends Error {}
+
+/** Why {@link parseJson} failed; the message is informational only. */
+export type JsonParseResult = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false };
+
+/**
+ * Parses JSON text with Python `json.loads` semantics, keeping number tokens. Rejects `NaN`/`Infinity`,
+ * raw control characters inside strings, trailing data and nesting deeper than 512. Lone surrogate
+ * escapes (`"\ud800"`) are accepted, as Python does. Never throws.
+ */
+export function parseJson(text: string): JsonParseResult {
+  const parser = new Parser(text);
+  try {
+    parser.skipSpace();
+    const value = parser.value(0);
+    parser.skipSpace();
+    if (parser.pos !== text.length) return { ok: false };
+    return { ok: true, value };
+  } catch (err) {
+    if (err instanceof ParseFailure) return { ok: false };
+    throw err;
+  }
+}
+
+class Parser {
+  pos = 0;
+  readonly #text: string;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  skipSpace(): void {
+    const t = this.#text;
+    let c = t.charCodeAt(this.pos);
+    while (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) c = t.charCodeAt(++this.pos);
+  }
+
+  value(depth: number): JsonValue {
+    if (depth > MAX_DEPTH) throw new ParseFailure('too deep');
+    const c = this.#text.charCodeAt(this.pos);
+    if (c === 0x22) return this.string();
+    if (c === 0x7b) return this.object(depth);
+    if (c === 0x5b) return this.array(depth);
+    if (c === 0x74) return this.literal('true', true);
+    if (c === 0x66) return this.literal('false', false);
+    if (c === 0x6e) return this.literal('null', null);
+    return this.number();
+  }
+
+  literal<T extends JsonValue>(word: string, value: T): T {
+    if (!this.#text.startsWith(word, this.pos)) throw new ParseFailure('bad literal');
+    this.pos += word.length;
+    return value;
+  }
+
+  number(): JsonNumber {
+    NUMBER.lastIndex = this.pos;
+    const match = NUMBER.exec(this.#text);
+    if (match === null) throw new ParseFailure('unexpected character');
+    this.pos += match[0].length;
+    return new JsonNumber(match[0]);
+  }
+
+  string(): string {
+    const t = this.#text;
+    let start = ++this.pos;
+    let out = '';
+    for (;;) {
+      const c = t.charCodeAt(this.pos);
+      if (Number.isNaN(c) || c < 0x20) throw new ParseFailure('unterminated string');
+      if (c === 0x22) {
+        out += t.slice(start, this.pos++);
+        return out;
+      }
+      if (c !== 0x5c) {
+        this.pos++;
+        continue;
+      }
+      out += t.slice(start, this.pos) + this.escape();
+      start = this.pos;
+    }
+  }
+
+  escape(): string {
+    const t = this.#text;
+    const e = t[this.pos + 1];
+    this.pos += 2;
+    switch (e) {
+      case '"':
+      case '\\':
+      case '/':
+        return e;
+      case 'b':
+        return '\b';
+      case 'f':
+        return '\f';
+      case 'n':
+        return '\n';
+      case 'r':
+        return '\r';
+      case 't':
+        return '\t';
+      case 'u': {
+        const hex = t.slice(this.pos, this.pos + 4);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new ParseFailure('bad \\u escape');
+        this.pos += 4;
+        return String.fromCharCode(parseInt(hex, 16));
+      }
+      default:
+        throw new ParseFailure('bad escape');
+    }
+  }
+
+  array(depth: number): JsonValue[] {
+    const items: JsonValue[] = [];
+    this.pos++;
+    this.skipSpace();
+    if (this.#text.charCodeAt(this.pos) === 0x5d) {
+      this.pos++;
+      return items;
+    }
+    for (;;) {
+      this.skipSpace();
+      items.push(this.value(depth + 1));
+      this.skipSpace();
+      const c = this.#text.charCodeAt(this.pos++);
+      if (c === 0x5d) return items;
+      if (c !== 0x2c) throw new ParseFailure('expected , or ]');
+    }
+  }
+
+  object(depth: number): Map<string, JsonValue> {
+    const entries = new Map<string, JsonValue>();
+    this.pos++;
+    this.skipSpace();
+    if (this.#text.charCodeAt(this.pos) === 0x7d) {
+      this.pos++;
+      return entries;
+    }
+    for (;;) {
+      this.skipSpace();
+      if (this.#text.charCodeAt(this.pos) !== 0x22) throw new ParseFailure('expected a key');
+      const key = this.string();
+      this.skipSpace();
+      if (this.#text.charCodeAt(this.pos++) !== 0x3a) throw new ParseFailure('expected :');
+      this.skipSpace();
+      entries.set(key, this.value(depth + 1));
+      this.skipSpace();
+      const c = this.#text.charCodeAt(this.pos++);
+      if (c === 0x7d) return entries;
+      if (c !== 0x2c) throw new ParseFailure('expected , or }');
+    }
+  }
+}
+
+/** True when `v` is a JSON object (a Map). */
+export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
+  return v instanceof Map;
+}
+
+/** True when `v` is a JSON array. */
+export function isJsonArray(v: JsonValue | undefined): v is readonly JsonValue[] {
+  return Array.isArray(v);
+}

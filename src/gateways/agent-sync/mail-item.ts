@@ -1,0 +1,79 @@
+import type { Envelope, EnvelopeInput } from '../../core/envelope.js';
+import { isMailboxName } from '../../core/names.js';
+import { JsonNumber, isJsonObject, parseJson, type JsonValue } from './json-value.js';
+import { pyJson } from './py-json.js';
+
+/** Largest serialised mailbox item, discussion entry or test result (bytes of UTF-8). */
+export const MAX_ITEM_BYTES = 61_000;
+
+/** Marks an envelope whose body is the complete agent_sync item as JSON (values the bus cannot carry). */
+export const ITEM_HEADER = 'x-agent-sync-item';
+
+const MESSAGE_TYPE = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** One agent_sync mailbox message: exactly `{from, type, text, ts}`. */
+export interface MailItem {
+  readonly from: JsonValue;
+  readonly type: JsonValue;
+  readonly text: JsonValue;
+  readonly tsMs: number;
+}
+
+/** A mailbox message as it appears in a listen reply: its JSON text and UTF-8 size. */
+export interface RenderedItem {
+  readonly json: string;
+  readonly bytes: number;
+}
+
+/** Seconds since the epoch as a float, as agent_sync writes every timestamp. */
+export function seconds(ms: number): JsonNumber {
+  return JsonNumber.float(ms / 1000);
+}
+
+/** Renders an item exactly as a listen reply shows it. */
+export function renderItem(item: MailItem): RenderedItem {
+  const json = pyJson({ from: item.from, type: item.type, text: item.text, ts: seconds(item.tsMs) });
+  return { json, bytes: Buffer.byteLength(json, 'utf8') };
+}
+
+/**
+ * The envelope that carries `item` to bus mailbox `to`. Items the bus can carry natively (string
+ * sender that is a valid name, string type, string text) travel as a plain envelope, so other gateways
+ * read them naturally; anything else travels as its JSON text under {@link ITEM_HEADER}.
+ */
+export function itemEnvelope(to: string, item: MailItem, rendered: RenderedItem): EnvelopeInput {
+  const { from, type, text } = item;
+  const isFromPlain = typeof from === 'string' && isMailboxName(from);
+  const isTypePlain = typeof type === 'string' && MESSAGE_TYPE.test(type);
+  if (isFromPlain && isTypePlain && typeof text === 'string' && !LONE_SURROGATE.test(text)) {
+    return { from, to, type, body: text, createdAt: item.tsMs };
+  }
+  return {
+    from: isFromPlain ? from : 'agent-sync',
+    to,
+    type: isTypePlain ? type : 'message',
+    body: rendered.json,
+    headers: { [ITEM_HEADER]: 'json' },
+    createdAt: item.tsMs,
+  };
+}
+
+/**
+ * How a bus envelope appears in a listen reply: its JSON item when it carries one, else
+ * `{from, type, text: body, ts: createdAt}` (also for mail from other gateways).
+ */
+export function envelopeItem(envelope: Envelope): RenderedItem {
+  if (envelope.headers[ITEM_HEADER] === 'json') {
+    const parsed = parseJson(envelope.body);
+    if (parsed.ok && isJsonObject(parsed.value)) {
+      return { json: envelope.body, bytes: Buffer.byteLength(envelope.body, 'utf8') };
+    }
+  }
+  return renderItem({
+    from: envelope.from,
+    type: envelope.type,
+    text: envelope.body,
+    tsMs: envelope.createdAt,
+  });
+}
