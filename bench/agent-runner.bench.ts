@@ -70,7 +70,10 @@ try {
     ...(await measure('fake claude', claudeBackend, join(FAKE_BIN_DIR, 'claude'))),
     ...(await measure('/bin/true', trueBackend, '/bin/true')),
   ];
-  printTable(`Agent runner overhead (${RUNS} sequential turns each; ratio = runner time / bare spawn time)`, rows);
+  printTable(
+    `Agent runner overhead (${RUNS} sequential turns each; ratio = runner time / bare spawn time)`,
+    rows,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

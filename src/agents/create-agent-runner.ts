@@ -40,6 +40,10 @@ export function createAgentRunner(options: CreateAgentRunnerOptions): AgentRunne
     ...(options.outputCapBytes !== undefined && { outputCapBytes: options.outputCapBytes }),
     ...(options.graceMs !== undefined && { graceMs: options.graceMs }),
   };
+  // A CLI that can enforce a cost ceiling itself (claude --max-budget-usd) gets the per-run one.
+  const maxRunCostUsd = options.budget?.guard.limits.maxRunCostUsd;
+  const settings: CliSettings | undefined =
+    maxRunCostUsd === undefined ? options.settings : { ...options.settings, maxBudgetUsd: maxRunCostUsd };
   let runner: AgentRunner =
     options.backend === 'scripted'
       ? new ScriptedRunner(common)
@@ -48,7 +52,7 @@ export function createAgentRunner(options: CreateAgentRunnerOptions): AgentRunne
           backend: CLI_BACKENDS[options.backend],
           ...(options.model !== undefined && { model: options.model }),
           ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
-          ...(options.settings !== undefined && { settings: options.settings }),
+          ...(settings !== undefined && { settings }),
         });
   if (options.limiter !== undefined) runner = withConcurrencyLimit(runner, options.limiter);
   if (options.budget !== undefined) runner = withBudget(runner, options.budget);

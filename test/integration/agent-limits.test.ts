@@ -84,18 +84,25 @@ describe('agent concurrency limits and budgets', () => {
       kv: store,
       events: { publish: (e) => store.appendEvent(e) },
       team: 'alpha',
-      limits: { maxCostUsd: 0.02, maxRunTokens: 10 },
+      limits: { maxCostUsd: 0.02, maxRunTokens: 10, maxRunCostUsd: 0.5 },
     });
     const pidFile = join(dir, 'pids');
     const runner = createAgentRunner({
       backend: 'claude',
       env: fakeParentEnv(),
-      extraEnv: { FAKE_AGENT_COST_USD: '0.015', FAKE_AGENT_PID_FILE: pidFile },
+      extraEnv: {
+        FAKE_AGENT_COST_USD: '0.015',
+        FAKE_AGENT_PID_FILE: pidFile,
+        FAKE_AGENT_RECORD: join(dir, 'record.json'),
+      },
       reaper,
       budget: { guard, agent: 'yadon-1' },
     });
     await runner.run({ prompt: 'one', cwd: dir, timeoutMs: 10_000 });
     await runner.run({ prompt: 'two', cwd: dir, timeoutMs: 10_000 });
+    expect(JSON.parse(await readFile(join(dir, 'record.json'), 'utf8'))).toMatchObject({
+      argv: expect.arrayContaining(['--max-budget-usd', '0.5']),
+    });
     const processesStarted = async (): Promise<number> =>
       (await readFile(pidFile, 'utf8')).trim().split('\n').length;
     expect(await processesStarted()).toBe(2);

@@ -62,6 +62,11 @@ export class BudgetGuard {
     this.#options = options;
   }
 
+  /** The ceilings this guard enforces. */
+  get limits(): BudgetLimits {
+    return this.#options.limits;
+  }
+
   /** The team's totals over all its agents. */
   async teamSpend(): Promise<AgentSpend> {
     const rows = await this.#options.kv.kvList(`budget/${this.#options.team}/`);
