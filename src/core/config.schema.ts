@@ -9,7 +9,7 @@ export const DEFAULT_RETRY_BASE_MS = 5_000;
 export const DEFAULT_RETRY_CAP_MS = 300_000;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_POLL_INTERVAL_MS = 25;
-export const DEFAULT_HTTP_PORT = 8620;
+export const DEFAULT_HTTP_PORT = 7420;
 
 const agentName = z.string().regex(MAILBOX_NAME_PATTERN, 'invalid agent name');
 const port = z.number().int().min(0).max(65535);
