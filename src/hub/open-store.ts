@@ -2,19 +2,23 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { MusubiError } from '../core/errors.js';
+import { parseNatsUrl, type NatsLocation } from '../store/nats/nats-location.js';
 import type { Store } from '../store/store.js';
 
 /** A store URL split into its parts. */
 export type StoreLocation =
   | { readonly kind: 'memory' }
-  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: 'normal' | 'full' };
+  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: 'normal' | 'full' }
+  | NatsLocation;
 
 /**
- * Parses `memory:` or `sqlite:<path>[?sync=normal|full]` (path relative to `cwd`).
- * Throws STORE_URL_INVALID for anything else.
+ * Parses `memory:`, `sqlite:<path>[?sync=normal|full]` (path relative to `cwd`) or
+ * `nats://[user:pass@|token@]host[:port][,host...][?prefix=&token=&creds=&connectTimeoutMs=&retain=]`
+ * (see src/store/NATS-MAPPING.md). Throws STORE_URL_INVALID for anything else.
  */
 export function parseStoreUrl(url: string, cwd: string): StoreLocation {
   if (url === 'memory:' || url === 'memory') return { kind: 'memory' };
+  if (url.startsWith('nats://')) return parseNatsUrl(url);
   if (url.startsWith('sqlite:')) {
     const [rawPath = '', query = ''] = url.slice('sqlite:'.length).split('?', 2);
     const params = new URLSearchParams(query);
@@ -43,7 +47,7 @@ export function parseStoreUrl(url: string, cwd: string): StoreLocation {
   }
   throw new MusubiError(
     'STORE_URL_INVALID',
-    `unsupported store URL ${JSON.stringify(url)} (supported: memory:, sqlite:<path>)`,
+    `unsupported store URL ${JSON.stringify(url)} (supported: memory:, sqlite:<path>, nats://host:port)`,
   );
 }
 
@@ -55,12 +59,19 @@ export interface OpenStoreOptions {
   readonly pollIntervalMs: number;
 }
 
-/** Opens the store a URL names, creating a SQLite file's folder (mode 0700) when missing. */
+/**
+ * Opens the store a URL names, creating a SQLite file's folder (mode 0700) when missing. A NATS store
+ * retries its first connection with backoff, then rejects with STORE_UNAVAILABLE.
+ */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url, options.cwd);
   if (location.kind === 'memory') {
     const { MemoryStore } = await import('../store/memory/memory-store.js');
     return new MemoryStore({ clock: options.clock });
+  }
+  if (location.kind === 'nats') {
+    const { NatsStore } = await import('../store/nats/nats-store.js');
+    return NatsStore.open({ location, clock: options.clock });
   }
   await mkdir(dirname(location.path), { recursive: true, mode: 0o700 });
   const { SqliteStore } = await import('../store/sqlite/sqlite-store.js');

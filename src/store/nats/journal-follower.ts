@@ -1,0 +1,78 @@
+import {
+  DeliverPolicy,
+  type Consumer,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import type { Clock } from '../../core/clock.js';
+import { parseJournalRecord } from './journal-record.js';
+import type { JournalNames } from './journal-names.js';
+import type { JournalView } from './journal-view.js';
+import { natsCall } from './nats-errors.js';
+
+/** Messages asked for per pull; the follower sees every record of the bus, so it pulls in bulk. */
+const FOLLOW_BATCH = 1_024;
+
+/** Collaborators of {@link JournalFollower.start}. */
+export interface JournalFollowerOptions {
+  readonly js: JetStreamClient;
+  readonly names: JournalNames;
+  readonly view: JournalView;
+  readonly clock: Clock;
+  /** Called with the mailbox when another process's write made a message claimable (now or later). */
+  readonly onAvailable: (mailbox: string) => void;
+}
+
+/**
+ * Keeps a {@link JournalView} up to date: an ordered consumer that first delivers the newest record
+ * of every subject, then every new record in stream order. Records this process wrote are already in
+ * the view and are skipped without parsing. A record that fails its schema is skipped (the view then
+ * lacks that message until a later record or a compare-and-set refresh replaces it). Reconnects are
+ * handled by the ordered consumer, which resumes after the last sequence it delivered.
+ */
+export class JournalFollower {
+  readonly #consumer: Consumer;
+  readonly #messages: ConsumerMessages;
+
+  private constructor(consumer: Consumer, messages: ConsumerMessages) {
+    this.#consumer = consumer;
+    this.#messages = messages;
+  }
+
+  /** Starts following; resolves once the consumer exists (the caller waits for the catch-up). */
+  static async start(options: JournalFollowerOptions): Promise<JournalFollower> {
+    const { js, names } = options;
+    const consumer = await natsCall('following the journal', () =>
+      js.consumers.get(names.stream, { deliver_policy: DeliverPolicy.LastPerSubject }),
+    );
+    const messages = await natsCall('following the journal', () =>
+      consumer.consume({ max_messages: FOLLOW_BATCH, callback: (msg) => deliver(options, msg) }),
+    );
+    return new JournalFollower(consumer, messages);
+  }
+
+  /** Stops following and drops the server-side consumer. Idempotent. */
+  close(): void {
+    this.#messages.stop();
+    // Ordered consumers are ephemeral; if this delete is lost the server drops them when idle.
+    this.#consumer.delete().catch(() => undefined);
+  }
+}
+
+function deliver(options: JournalFollowerOptions, msg: JsMsg): void {
+  const { view, names } = options;
+  const seq = msg.seq;
+  if (msg.subject !== names.eventSubject && seq > view.revisionOf(msg.subject)) {
+    try {
+      const record = parseJournalRecord(msg.string(), seq);
+      const entry = view.apply(msg.subject, seq, record, options.clock.now());
+      if (entry != null && entry.record.op !== 'dead' && !entry.record.isLeased) {
+        options.onAvailable(entry.record.mailbox);
+      }
+    } catch {
+      // A corrupt record must not stop the follower; readEvents reports it as STORE_CORRUPT.
+    }
+  }
+  view.noteFollowed(seq);
+}

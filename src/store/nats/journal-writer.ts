@@ -1,0 +1,118 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { Clock } from '../../core/clock.js';
+import { isMessageRecord, parseJournalRecord, type JournalRecord } from './journal-record.js';
+import { parseMessageSubject, type JournalNames } from './journal-names.js';
+import type { JournalView } from './journal-view.js';
+import type { MessageEntry } from './mailbox-view.js';
+import { isWrongLastSequence, natsCall, storeUnavailable } from './nats-errors.js';
+
+/** How long a read waits for the follower to reach the journal's end before STORE_UNAVAILABLE. */
+const SYNC_TIMEOUT_MS = 10_000;
+
+/** Collaborators of {@link JournalWriter}. */
+export interface JournalWriterOptions {
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly names: JournalNames;
+  readonly view: JournalView;
+  readonly clock: Clock;
+  /** Aborts when the store closes, ending any wait. */
+  readonly closeSignal: AbortSignal;
+}
+
+/**
+ * Conditional writes and fresh reads of message subjects. A write names the stream sequence it
+ * expects to be the subject's newest record (`Nats-Expected-Last-Subject-Sequence`); JetStream stores
+ * it only if that still holds, which makes every message change a compare-and-set.
+ */
+export class JournalWriter {
+  readonly #o: JournalWriterOptions;
+
+  constructor(options: JournalWriterOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Stores `record` on `subject` if the subject's newest record is still `expectedRevision` (0: the
+   * subject holds nothing). Resolves the new sequence (applied to the view), or `conflict`.
+   */
+  async write(
+    subject: string,
+    record: JournalRecord,
+    expectedRevision: number,
+  ): Promise<number | 'conflict'> {
+    let seq: number;
+    try {
+      const ack = await this.#o.js.publish(subject, JSON.stringify(record), {
+        expect: { lastSubjectSequence: expectedRevision },
+      });
+      seq = ack.seq;
+    } catch (err) {
+      if (isWrongLastSequence(err)) return 'conflict';
+      throw storeUnavailable(err, 'writing a message record');
+    }
+    this.#o.view.apply(subject, seq, record, this.#o.clock.now());
+    return seq;
+  }
+
+  /** Appends a record that needs no condition (an event from a higher layer); resolves its sequence. */
+  async append(subject: string, record: JournalRecord): Promise<number> {
+    const ack = await natsCall('appending an event', () =>
+      this.#o.js.publish(subject, JSON.stringify(record)),
+    );
+    return ack.seq;
+  }
+
+  /**
+   * Reads the newest record of `subject` from the server into the view and resolves the view's entry
+   * for that message afterwards (undefined when it is acked or gone).
+   */
+  async refresh(subject: string): Promise<MessageEntry | undefined> {
+    const { jsm, names, view, clock } = this.#o;
+    const stored = await natsCall('reading a message record', () =>
+      jsm.streams.getMessage(names.stream, { last_by_subj: subject }),
+    );
+    if (stored === null) {
+      const parts = parseMessageSubject(names, subject);
+      if (parts !== null) view.forget(subject, parts.mailbox, parts.envelopeId);
+      return undefined;
+    }
+    const record = parseJournalRecord(stored.string(), stored.seq);
+    view.apply(subject, stored.seq, record, clock.now());
+    return isMessageRecord(record) ? view.entry(record.mailbox, record.envelope.id) : undefined;
+  }
+
+  /** The newest record of every subject matching `filter` (a wildcard), read from the server. */
+  async refreshAll(filter: string): Promise<MessageEntry[]> {
+    const { jsm, names } = this.#o;
+    const info = await natsCall('listing message subjects', () =>
+      jsm.streams.info(names.stream, { subjects_filter: filter }),
+    );
+    const entries: MessageEntry[] = [];
+    for (const subject of Object.keys(info.state.subjects ?? {})) {
+      const entry = await this.refresh(subject);
+      if (entry !== undefined) entries.push(entry);
+    }
+    return entries;
+  }
+
+  /**
+   * Waits until the follower has delivered every record stored before this call, so the view includes
+   * writes by other processes that completed earlier (read-your-writes across hubs).
+   */
+  async sync(): Promise<void> {
+    const { jsm, names, view } = this.#o;
+    const info = await natsCall('reading the journal state', () => jsm.streams.info(names.stream));
+    await view.waitFollowed(info.state.last_seq, {
+      timeoutMs: SYNC_TIMEOUT_MS,
+      signal: this.#o.closeSignal,
+    });
+  }
+
+  /** The sequence of the newest journal record, 0 when the journal is empty. */
+  async lastSeq(): Promise<number> {
+    const { jsm, names } = this.#o;
+    const info = await natsCall('reading the journal state', () => jsm.streams.info(names.stream));
+    return info.state.last_seq;
+  }
+}

@@ -1,0 +1,172 @@
+import { priorityRank, type Envelope } from '../../core/envelope.js';
+import { formatDeliveryId } from '../delivery-id.js';
+import { BinaryHeap } from '../memory/binary-heap.js';
+import type { DeadLetter, Delivery, MailboxCounts, MessageState, StoredMessage } from '../store.js';
+import type { MessageRecord } from './journal-record.js';
+
+/** The newest record of one message subject as this process knows it. Replaced, never mutated. */
+export interface MessageEntry {
+  readonly subject: string;
+  /** Stream sequence of the record: the expected last subject sequence of the next write. */
+  readonly revision: number;
+  readonly position: number;
+  readonly rank: number;
+  readonly record: MessageRecord;
+}
+
+interface HeapItem {
+  readonly entry: MessageEntry;
+  readonly at: number;
+}
+
+/**
+ * One mailbox of the journal view. Live messages sit in a heap ordered by (priority, position) when
+ * claimable and in a heap ordered by availability time when leased or delayed, moving over lazily, as
+ * in the memory store; a heap item is stale once its entry was replaced. Dead letters are kept apart.
+ */
+export class MailboxView {
+  readonly name: string;
+  readonly #live = new Map<string, MessageEntry>();
+  readonly #dead = new Map<string, MessageEntry>();
+  readonly #ready = new BinaryHeap<HeapItem>(
+    (a, b) => a.entry.rank - b.entry.rank || a.entry.position - b.entry.position,
+  );
+  readonly #waiting = new BinaryHeap<HeapItem>((a, b) => a.at - b.at || a.entry.position - b.entry.position);
+
+  constructor(name: string) {
+    this.name = name;
+  }
+
+  get isEmpty(): boolean {
+    return this.#live.size === 0 && this.#dead.size === 0;
+  }
+
+  /** The entry of a live or dead message, by envelope id. */
+  get(envelopeId: string): MessageEntry | undefined {
+    return this.#live.get(envelopeId) ?? this.#dead.get(envelopeId);
+  }
+
+  /** Replaces whatever the view held for `envelopeId` with `entry` (or drops it when null). */
+  set(envelopeId: string, entry: MessageEntry | null, now: number): void {
+    this.#live.delete(envelopeId);
+    this.#dead.delete(envelopeId);
+    if (entry === null) return;
+    if (entry.record.op === 'dead') {
+      this.#dead.set(envelopeId, entry);
+      return;
+    }
+    this.#live.set(envelopeId, entry);
+    this.#place(entry, now);
+  }
+
+  /**
+   * Removes the next claimable message from the claim order and returns it; the caller either writes
+   * a newer record for it or gives it back with {@link MailboxView.putBack}.
+   */
+  takeNext(now: number): MessageEntry | null {
+    this.#promoteDue(now);
+    for (let item = this.#ready.pop(); item !== undefined; item = this.#ready.pop()) {
+      if (this.#isCurrent(item.entry)) return item.entry;
+    }
+    return null;
+  }
+
+  /** Puts a taken entry back in line unless a newer record replaced it meanwhile. */
+  putBack(entry: MessageEntry, now: number): void {
+    if (this.#isCurrent(entry)) this.#place(entry, now);
+  }
+
+  /** When the earliest leased or delayed message becomes claimable (may be <= now), or null. */
+  nextDueAt(): number | null {
+    for (let item = this.#waiting.peek(); item !== undefined; item = this.#waiting.peek()) {
+      if (this.#isCurrent(item.entry)) return item.at;
+      this.#waiting.pop();
+    }
+    return null;
+  }
+
+  /** Live messages in delivery order, nothing claimed. */
+  peek(now: number, limit: number): StoredMessage[] {
+    return [...this.#live.values()]
+      .sort((a, b) => a.rank - b.rank || a.position - b.position)
+      .slice(0, limit)
+      .map((entry) => ({
+        mailbox: this.name,
+        seq: entry.position,
+        envelope: envelopeOf(entry),
+        state: stateOf(entry, now),
+        availableAt: entry.record.availableAt,
+      }));
+  }
+
+  counts(now: number): MailboxCounts {
+    const counts = { mailbox: this.name, ready: 0, delayed: 0, leased: 0, total: 0, deadLetters: 0 };
+    for (const entry of this.#live.values()) counts[stateOf(entry, now)]++;
+    counts.total = this.#live.size;
+    counts.deadLetters = this.#dead.size;
+    return counts;
+  }
+
+  /** Dead letters with their death order (the revision of the dead record). */
+  deadLetters(): { letter: DeadLetter; order: number }[] {
+    return [...this.#dead.values()].map((entry) => ({ letter: deadLetterOf(entry), order: entry.revision }));
+  }
+
+  #isCurrent(entry: MessageEntry): boolean {
+    return this.#live.get(entry.record.envelope.id) === entry;
+  }
+
+  #place(entry: MessageEntry, now: number): void {
+    const at = entry.record.availableAt;
+    if (entry.record.isLeased || at > now) this.#waiting.push({ entry, at });
+    else this.#ready.push({ entry, at });
+  }
+
+  #promoteDue(now: number): void {
+    for (let item = this.#waiting.peek(); item !== undefined; item = this.#waiting.peek()) {
+      if (this.#isCurrent(item.entry) && item.at > now) return;
+      this.#waiting.pop();
+      if (this.#isCurrent(item.entry)) this.#ready.push(item);
+    }
+  }
+}
+
+/** Builds the entry for a message record stored at `revision`. */
+export function messageEntry(subject: string, revision: number, record: MessageRecord): MessageEntry {
+  return {
+    subject,
+    revision,
+    position: record.position ?? revision,
+    rank: priorityRank(record.envelope.priority),
+    record,
+  };
+}
+
+/** The envelope of an entry with its live attempt count (a fresh copy). */
+export function envelopeOf(entry: MessageEntry): Envelope {
+  const { envelope } = entry.record;
+  return { ...envelope, headers: { ...envelope.headers }, attempt: entry.record.attempt };
+}
+
+/** The delivery handed to the holder of the entry's current lease. */
+export function deliveryOf(entry: MessageEntry): Delivery {
+  const { mailbox, attempt, availableAt } = entry.record;
+  return {
+    deliveryId: formatDeliveryId({ mailbox, envelopeId: entry.record.envelope.id, attempt }),
+    mailbox,
+    envelope: envelopeOf(entry),
+    leaseUntil: availableAt,
+  };
+}
+
+/** The dead letter a dead entry stands for. */
+export function deadLetterOf(entry: MessageEntry): DeadLetter {
+  const { record } = entry;
+  const reason = record.op === 'dead' ? record.reason : '';
+  return { mailbox: record.mailbox, envelope: envelopeOf(entry), reason, deadAt: record.at };
+}
+
+function stateOf(entry: MessageEntry, now: number): MessageState {
+  if (entry.record.availableAt <= now) return 'ready';
+  return entry.record.isLeased ? 'leased' : 'delayed';
+}

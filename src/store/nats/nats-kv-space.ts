@@ -1,0 +1,201 @@
+import { headers, type QueuedIterator } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, KvWatchInclude, type KV, type KvEntry as NatsKvEntry, type KvWatchEntry } from '@nats-io/kv';
+import { MusubiError } from '../../core/errors.js';
+import { kvValueText } from '../kv-write.js';
+import type { KvChange, KvEntry, KvWriteOptions } from '../store.js';
+import { isWrongLastSequence, natsCall, storeUnavailable } from './nats-errors.js';
+import { readStream } from './stream-reader.js';
+import { untilAborted } from './until-aborted.js';
+
+/** Revisions of one key kept for watches that replay from an older revision (the JetStream maximum). */
+const KV_HISTORY = 64;
+
+/** The subject filter that narrows a key-prefix scan to whole dot-separated tokens. */
+function filterFor(prefix: string): string {
+  const whole = prefix.split('.').slice(0, -1);
+  return whole.length === 0 ? '>' : `${whole.join('.')}.>`;
+}
+
+function parseValue(key: string, text: string, revision: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new MusubiError('STORE_CORRUPT', `kv key ${key} at revision ${revision} is not JSON`, {
+      cause: err,
+    });
+  }
+}
+
+function isPut(entry: NatsKvEntry): boolean {
+  return entry.operation === 'PUT';
+}
+
+function changeOf(entry: KvWatchEntry): KvChange {
+  const { key, revision } = entry;
+  return isPut(entry)
+    ? { op: 'put', key, value: parseValue(key, entry.string(), revision), revision }
+    : { op: 'delete', key, value: undefined, revision };
+}
+
+/**
+ * The key-value state of the NATS store: a JetStream KV bucket. Revisions are the bucket stream's
+ * sequences, so they strictly increase across keys; compare-and-set uses the KV's expected-revision
+ * writes. The store tracks the newest revision it has seen (its own writes plus a headers-only watch)
+ * so a watch without `afterRevision` starts after everything known when it was called.
+ */
+export class NatsKvSpace {
+  readonly #kv: KV;
+  readonly #js: JetStreamClient;
+  readonly #bucket: string;
+  readonly #tracker: QueuedIterator<NatsKvEntry>;
+  #latest: number;
+
+  private constructor(parts: {
+    kv: KV;
+    js: JetStreamClient;
+    bucket: string;
+    tracker: QueuedIterator<NatsKvEntry>;
+    latest: number;
+  }) {
+    this.#kv = parts.kv;
+    this.#js = parts.js;
+    this.#bucket = parts.bucket;
+    this.#tracker = parts.tracker;
+    this.#latest = parts.latest;
+    void this.#track();
+  }
+
+  /** Creates or opens the bucket. Rejects with STORE_UNAVAILABLE when NATS fails. */
+  static async open(js: JetStreamClient, bucket: string): Promise<NatsKvSpace> {
+    return natsCall('opening the KV bucket', async () => {
+      const kv = await new Kvm(js).create(bucket, { history: KV_HISTORY });
+      const latest = (await kv.status()).streamInfo.state.last_seq;
+      const tracker = await kv.watch({ include: KvWatchInclude.UpdatesOnly, headers_only: true });
+      return new NatsKvSpace({ kv, js, bucket, tracker, latest });
+    });
+  }
+
+  async get(key: string): Promise<KvEntry | null> {
+    const entry = await natsCall('reading a key', () => this.#kv.get(key));
+    if (entry === null || !isPut(entry)) return null;
+    this.#saw(entry.revision);
+    return { key, value: parseValue(key, entry.string(), entry.revision), revision: entry.revision };
+  }
+
+  async set(key: string, value: unknown, options?: KvWriteOptions): Promise<KvEntry> {
+    const text = kvValueText(value);
+    const expected = options?.expectedRevision;
+    let revision: number;
+    try {
+      if (expected === undefined) revision = await this.#kv.put(key, text);
+      else if (expected === 0) revision = await this.#kv.create(key, text);
+      else revision = await this.#kv.update(key, text, expected);
+    } catch (err) {
+      if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
+      throw storeUnavailable(err, 'writing a key');
+    }
+    this.#saw(revision);
+    return { key, value: JSON.parse(text) as unknown, revision };
+  }
+
+  async delete(key: string, options?: KvWriteOptions): Promise<void> {
+    const expected = options?.expectedRevision;
+    if (expected === undefined || expected === 0) {
+      const current = await this.get(key);
+      if (current === null) return;
+      if (expected === 0) throw await this.#conflict(key, 0);
+    }
+    // A raw delete marker (what kv.delete writes) so the new revision is known.
+    const h = headers();
+    h.set('KV-Operation', 'DEL');
+    try {
+      const ack = await this.#js.publish(`$KV.${this.#bucket}.${key}`, undefined, {
+        headers: h,
+        ...(expected === undefined || expected === 0 ? {} : { expect: { lastSubjectSequence: expected } }),
+      });
+      this.#saw(ack.seq);
+    } catch (err) {
+      if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
+      throw storeUnavailable(err, 'deleting a key');
+    }
+  }
+
+  async list(prefix: string): Promise<KvEntry[]> {
+    const head = `$KV.${this.#bucket}.`;
+    const messages = await readStream(this.#js, {
+      stream: `KV_${this.#bucket}`,
+      start: { lastPerSubject: true },
+      filter: `${head}${filterFor(prefix)}`,
+    });
+    const entries: KvEntry[] = [];
+    for (const msg of messages) {
+      const key = msg.subject.slice(head.length);
+      const op = msg.headers?.get('KV-Operation') ?? '';
+      if (op !== '' || !key.startsWith(prefix)) continue;
+      this.#saw(msg.seq);
+      entries.push({ key, value: parseValue(key, msg.string(), msg.seq), revision: msg.seq });
+    }
+    return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** The revision a watch without `afterRevision` starts after (read when kvWatch is called). */
+  get latestRevision(): number {
+    return this.#latest;
+  }
+
+  /** Changes to keys under `prefix` after revision `after` until `stop` aborts; then it ends. */
+  async *watch(prefix: string, after: number, stop: AbortSignal): AsyncGenerator<KvChange, void, undefined> {
+    if (stop.aborted) return;
+    let iter: QueuedIterator<KvWatchEntry> | undefined;
+    const end = (): void => iter?.stop();
+    stop.addEventListener('abort', end, { once: true });
+    try {
+      // Closing the connection does not fail requests in flight at once, so the start races the signal.
+      const started = await untilAborted(
+        this.#kv.watch({ key: filterFor(prefix), resumeFromRevision: after + 1 }),
+        stop,
+        (late) => late.stop(),
+      );
+      if (started === null) return;
+      iter = started.value;
+      for await (const entry of iter) {
+        if (stop.aborted) return;
+        if (!entry.key.startsWith(prefix)) continue;
+        this.#saw(entry.revision);
+        yield changeOf(entry);
+      }
+    } catch (err) {
+      // Closing the store closes the connection under a watch; that ends it quietly.
+      if (!stop.aborted) throw storeUnavailable(err, 'watching keys');
+    } finally {
+      stop.removeEventListener('abort', end);
+      iter?.stop();
+    }
+  }
+
+  /** Stops the revision tracker. Idempotent. */
+  close(): void {
+    this.#tracker.stop();
+  }
+
+  async #conflict(key: string, expected: number): Promise<MusubiError> {
+    const current = await this.get(key).catch(() => null);
+    const revision = current?.revision ?? 0;
+    return new MusubiError('STORE_CONFLICT', `key ${key} is at revision ${revision}, expected ${expected}`, {
+      details: { key, expectedRevision: expected, revision },
+    });
+  }
+
+  #saw(revision: number): void {
+    if (revision > this.#latest) this.#latest = revision;
+  }
+
+  async #track(): Promise<void> {
+    try {
+      for await (const entry of this.#tracker) this.#saw(entry.revision);
+    } catch {
+      // The tracker only sharpens where new watches start; losing it (connection closed) is harmless.
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import { MusubiError } from '../../core/errors.js';
+
+/** Namespace used when a NATS store URL names no `prefix`. */
+export const DEFAULT_NATS_PREFIX = 'musubi';
+/** How long `musubi` keeps retrying the first connection before it reports STORE_UNAVAILABLE. */
+export const DEFAULT_NATS_CONNECT_TIMEOUT_MS = 10_000;
+/** Newest journal records (message changes and events) kept before old ones are trimmed. */
+export const DEFAULT_NATS_RETAIN = 100_000;
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const HOST_PORT_PATTERN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?$/;
+const OPTION_NAMES = ['prefix', 'token', 'creds', 'connectTimeoutMs', 'retain'] as const;
+
+/** How to authenticate: none, a token, a user and password, or a NATS `.creds` file (JWT + nkey seed). */
+export type NatsAuth =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'token'; readonly token: string }
+  | { readonly kind: 'user'; readonly user: string; readonly pass: string }
+  | { readonly kind: 'creds'; readonly path: string };
+
+/** A parsed `nats://` store URL. */
+export interface NatsLocation {
+  readonly kind: 'nats';
+  /** `host:port` seeds of one server or cluster. */
+  readonly servers: readonly string[];
+  /** Namespace of every stream, bucket and subject the store uses; hubs sharing a team share it. */
+  readonly prefix: string;
+  readonly auth: NatsAuth;
+  readonly connectTimeoutMs: number;
+  readonly retain: number;
+}
+
+function invalid(url: string, why: string): MusubiError {
+  return new MusubiError('STORE_URL_INVALID', `store URL ${redactNatsUrl(url)}: ${why}`);
+}
+
+function positiveInt(url: string, name: string, raw: string | null, fallback: number): number {
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!/^[0-9]{1,12}$/.test(raw) || value < 1) throw invalid(url, `${name} must be a positive integer`);
+  return value;
+}
+
+function parseAuth(url: string, userinfo: string, params: URLSearchParams): NatsAuth {
+  const token = params.get('token');
+  const creds = params.get('creds');
+  const sources = [userinfo !== '', token !== null, creds !== null].filter(Boolean).length;
+  if (sources > 1) throw invalid(url, 'give one of user:pass@, token@, ?token= or ?creds=');
+  if (creds !== null) {
+    if (creds === '' || creds.includes('\0')) throw invalid(url, 'creds must name a file');
+    return { kind: 'creds', path: creds };
+  }
+  if (token !== null) return { kind: 'token', token };
+  if (userinfo === '') return { kind: 'none' };
+  const colon = userinfo.indexOf(':');
+  if (colon < 0) return { kind: 'token', token: decodeURIComponent(userinfo) };
+  return {
+    kind: 'user',
+    user: decodeURIComponent(userinfo.slice(0, colon)),
+    pass: decodeURIComponent(userinfo.slice(colon + 1)),
+  };
+}
+
+/**
+ * Parses `nats://[user:pass@|token@]host[:port][,host[:port]...][?prefix=&token=&creds=&connectTimeoutMs=&retain=]`.
+ * Port defaults to 4222. Throws STORE_URL_INVALID (with credentials redacted) for anything malformed.
+ */
+export function parseNatsUrl(url: string): NatsLocation {
+  if (!url.startsWith('nats://')) throw invalid(url, 'a NATS store URL starts with nats://');
+  const rest = url.slice('nats://'.length);
+  const queryAt = rest.indexOf('?');
+  const authority = queryAt < 0 ? rest : rest.slice(0, queryAt);
+  const params = new URLSearchParams(queryAt < 0 ? '' : rest.slice(queryAt + 1));
+  for (const key of params.keys()) {
+    if (!(OPTION_NAMES as readonly string[]).includes(key)) {
+      throw invalid(url, `unknown option ${JSON.stringify(key)} (known: ${OPTION_NAMES.join(', ')})`);
+    }
+  }
+  const at = authority.lastIndexOf('@');
+  const userinfo = at < 0 ? '' : authority.slice(0, at);
+  const hosts = (at < 0 ? authority : authority.slice(at + 1)).replace(/\/$/, '');
+  const servers = hosts.split(',');
+  if (servers.some((s) => !HOST_PORT_PATTERN.test(s))) {
+    throw invalid(url, 'expected host[:port] (comma-separated for a cluster)');
+  }
+  const prefix = params.get('prefix') ?? DEFAULT_NATS_PREFIX;
+  if (!PREFIX_PATTERN.test(prefix)) throw invalid(url, `prefix must match ${PREFIX_PATTERN.source}`);
+  return {
+    kind: 'nats',
+    servers: servers.map((s) => (/:[0-9]+$/.test(s) ? s : `${s}:4222`)),
+    prefix,
+    auth: parseAuth(url, userinfo, params),
+    connectTimeoutMs: positiveInt(
+      url,
+      'connectTimeoutMs',
+      params.get('connectTimeoutMs'),
+      DEFAULT_NATS_CONNECT_TIMEOUT_MS,
+    ),
+    retain: positiveInt(url, 'retain', params.get('retain'), DEFAULT_NATS_RETAIN),
+  };
+}
+
+/** The URL with any password or token replaced by `***`, safe for messages and logs. */
+export function redactNatsUrl(url: string): string {
+  return url.replace(/^(nats:\/\/)[^@/?]*@/, '$1***@').replace(/([?&]token=)[^&]*/, '$1***');
+}

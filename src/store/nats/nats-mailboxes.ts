@@ -1,0 +1,233 @@
+import type { Clock } from '../../core/clock.js';
+import type { Envelope } from '../../core/envelope.js';
+import { MusubiError } from '../../core/errors.js';
+import type { AvailableListeners } from '../available-listeners.js';
+import { parseDeliveryId, type DeliveryRef } from '../delivery-id.js';
+import type { AppendResult, DeadLetter, Delivery } from '../store.js';
+import { envelopeSubjects, messageSubject, type JournalNames } from './journal-names.js';
+import type { JournalRecord, MessageRecord } from './journal-record.js';
+import type { JournalView } from './journal-view.js';
+import type { JournalWriter } from './journal-writer.js';
+import { deadLetterOf, deliveryOf, messageEntry, type MessageEntry } from './mailbox-view.js';
+
+/** Compare-and-set rounds before a verb gives up on a message other processes keep changing. */
+const MAX_ROUNDS = 32;
+
+/** Collaborators of {@link NatsMailboxes}. */
+export interface NatsMailboxesOptions {
+  readonly names: JournalNames;
+  readonly view: JournalView;
+  readonly writer: JournalWriter;
+  readonly clock: Clock;
+  readonly listeners: AvailableListeners;
+}
+
+type StateChange = Pick<MessageRecord, 'attempt' | 'isLeased' | 'availableAt'> & {
+  readonly position?: number;
+};
+
+/** A message record carrying `entry`'s message with changed state, at time `now`. */
+function changed<Op extends MessageRecord['op']>(
+  op: Op,
+  entry: MessageEntry,
+  state: StateChange,
+  now: number,
+): { op: Op } & Omit<MessageRecord, 'op'> {
+  const { mailbox, envelope } = entry.record;
+  const position = state.position ?? entry.position;
+  return { op, mailbox, envelope, ...state, position, at: now };
+}
+
+/** NOT_FOUND or LEASE_EXPIRED when `entry` does not hold the live lease `ref` names, else null. */
+function leaseProblem(ref: DeliveryRef, entry: MessageEntry | undefined, now: number): MusubiError | null {
+  const name = `${ref.mailbox}/${ref.envelopeId}#${ref.attempt}`;
+  const record = entry?.record;
+  if (record === undefined || record.op === 'dead' || ref.attempt > record.attempt) {
+    return new MusubiError('NOT_FOUND', `no such delivery: ${name}`);
+  }
+  if (ref.attempt < record.attempt || !record.isLeased || record.availableAt <= now) {
+    return new MusubiError('LEASE_EXPIRED', `lease of ${name} has ended`);
+  }
+  return null;
+}
+
+function tooBusy(subject: string): MusubiError {
+  return new MusubiError('STORE_UNAVAILABLE', `NATS store: ${subject} kept changing; gave up`);
+}
+
+/**
+ * The mailbox verbs of the NATS store. Each picks its message from the journal view, then writes the
+ * next record of that message conditionally on the revision it saw; when another process got there
+ * first it re-reads the subject and decides again. The view is only ever a hint.
+ */
+export class NatsMailboxes {
+  readonly #o: NatsMailboxesOptions;
+
+  constructor(options: NatsMailboxesOptions) {
+    this.#o = options;
+  }
+
+  async append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
+    const { names, view, writer, clock } = this.#o;
+    const subject = messageSubject(names, mailbox, envelope.id);
+    const known = view.entry(mailbox, envelope.id);
+    // A subject whose newest record is an ack may take a new message: expect that record.
+    let expected = known === undefined ? view.revisionOf(subject) : 0;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const now = clock.now();
+      const record: JournalRecord = {
+        op: 'sent',
+        mailbox,
+        envelope: { ...envelope, attempt: 0 },
+        attempt: 0,
+        isLeased: false,
+        availableAt: now,
+        at: now,
+      };
+      const seq = await writer.write(subject, record, expected);
+      if (seq !== 'conflict') {
+        this.#o.listeners.notify(mailbox);
+        return { seq, isDuplicate: false };
+      }
+      const current = await writer.refresh(subject);
+      if (current !== undefined) return { seq: current.position, isDuplicate: true };
+      expected = view.revisionOf(subject);
+    }
+    throw tooBusy(subject);
+  }
+
+  async claim(mailbox: string, leaseMs: number): Promise<Delivery | null> {
+    const { view, writer, clock } = this.#o;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const box = view.mailbox(mailbox);
+      const now = clock.now();
+      const entry = box?.takeNext(now) ?? null;
+      if (box === undefined || entry === null) return null;
+      const { attempt } = entry.record;
+      const record = changed(
+        'claimed',
+        entry,
+        { attempt: attempt + 1, isLeased: true, availableAt: now + leaseMs },
+        now,
+      );
+      let seq: number | 'conflict';
+      try {
+        seq = await writer.write(entry.subject, record, entry.revision);
+      } finally {
+        box.putBack(entry, clock.now());
+      }
+      if (seq !== 'conflict') return deliveryOf(messageEntry(entry.subject, seq, record));
+      await writer.refresh(entry.subject);
+    }
+    return null;
+  }
+
+  async ack(deliveryId: string): Promise<void> {
+    await this.#settle(deliveryId, (entry, now) => ({
+      op: 'acked',
+      mailbox: entry.record.mailbox,
+      messageId: entry.record.envelope.id,
+      at: now,
+    }));
+  }
+
+  async nack(deliveryId: string, delayMs: number): Promise<void> {
+    const { record } = await this.#settle(deliveryId, (entry, now) => ({
+      ...changed(
+        'nacked',
+        entry,
+        { attempt: entry.record.attempt, isLeased: false, availableAt: now + Math.max(0, delayMs) },
+        now,
+      ),
+      delayMs,
+    }));
+    this.#o.listeners.notify(record.mailbox);
+  }
+
+  async extend(deliveryId: string, leaseMs: number): Promise<Delivery> {
+    const { entry, seq, record } = await this.#settle(deliveryId, (current, now) =>
+      changed(
+        'extended',
+        current,
+        { attempt: current.record.attempt, isLeased: true, availableAt: now + leaseMs },
+        now,
+      ),
+    );
+    return deliveryOf(messageEntry(entry.subject, seq, record));
+  }
+
+  async deadLetter(deliveryId: string, reason: string): Promise<DeadLetter> {
+    const { entry, seq, record } = await this.#settle(deliveryId, (current, now) => ({
+      ...changed(
+        'dead',
+        current,
+        { attempt: current.record.attempt, isLeased: false, availableAt: now },
+        now,
+      ),
+      reason,
+    }));
+    return deadLetterOf(messageEntry(entry.subject, seq, record));
+  }
+
+  /** Requeues the dead letters of `envelopeId` in every mailbox, read fresh from the server. */
+  async requeue(envelopeId: string): Promise<DeadLetter[]> {
+    const { names, writer, clock } = this.#o;
+    const dead = (await writer.refreshAll(envelopeSubjects(names, envelopeId)))
+      .filter((entry) => entry.record.op === 'dead')
+      .sort((a, b) => a.revision - b.revision);
+    const letters: DeadLetter[] = [];
+    for (let entry of dead) {
+      for (let round = 0; round < MAX_ROUNDS && entry?.record.op === 'dead'; round++) {
+        const now = clock.now();
+        // No position: the requeued message takes a new place at the back of its priority.
+        const { position: _old, ...record } = changed(
+          'requeued',
+          entry,
+          { attempt: 0, isLeased: false, availableAt: now },
+          now,
+        );
+        const seq = await writer.write(entry.subject, record, entry.revision);
+        if (seq !== 'conflict') {
+          letters.push(deadLetterOf(entry));
+          break;
+        }
+        const fresh = await writer.refresh(entry.subject);
+        if (fresh === undefined) break;
+        entry = fresh;
+      }
+    }
+    if (letters.length === 0)
+      throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
+    for (const letter of letters) this.#o.listeners.notify(letter.mailbox);
+    return letters;
+  }
+
+  /**
+   * Writes the record `make` builds for the message holding the live lease `deliveryId` names. A
+   * failed lease check or a lost compare-and-set re-reads the subject from the server before deciding,
+   * so a stale view never turns into a wrong NOT_FOUND or LEASE_EXPIRED.
+   */
+  async #settle<R extends JournalRecord>(
+    deliveryId: string,
+    make: (entry: MessageEntry, now: number) => R,
+  ): Promise<{ entry: MessageEntry; seq: number; record: R }> {
+    const { names, view, writer, clock } = this.#o;
+    const ref = parseDeliveryId(deliveryId);
+    const subject = messageSubject(names, ref.mailbox, ref.envelopeId);
+    let entry = view.entry(ref.mailbox, ref.envelopeId);
+    let isFresh = false;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const now = clock.now();
+      const problem = leaseProblem(ref, entry, now);
+      if (problem !== null && isFresh) throw problem;
+      if (problem === null && entry !== undefined) {
+        const record = make(entry, now);
+        const seq = await writer.write(subject, record, entry.revision);
+        if (seq !== 'conflict') return { entry, seq, record };
+      }
+      entry = await writer.refresh(subject);
+      isFresh = true;
+    }
+    throw tooBusy(subject);
+  }
+}

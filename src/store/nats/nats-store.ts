@@ -1,0 +1,298 @@
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Clock, Timer } from '../../core/clock.js';
+import type { Envelope } from '../../core/envelope.js';
+import { MusubiError } from '../../core/errors.js';
+import type { BusEvent, StoredEvent } from '../../core/events.js';
+import { AvailableListeners } from '../available-listeners.js';
+import type {
+  AppendResult,
+  DeadLetter,
+  Delivery,
+  KvChange,
+  KvEntry,
+  KvWriteOptions,
+  MailboxCounts,
+  Store,
+  StoredMessage,
+} from '../store.js';
+import { JournalFollower } from './journal-follower.js';
+import { journalNames, type JournalNames } from './journal-names.js';
+import { trimJournal } from './journal-trimmer.js';
+import { JournalView } from './journal-view.js';
+import { JournalWriter } from './journal-writer.js';
+import { connectNats } from './nats-connection.js';
+import { natsCall, storeUnavailable } from './nats-errors.js';
+import { NatsEventLog } from './nats-event-log.js';
+import { NatsKvSpace } from './nats-kv-space.js';
+import type { NatsLocation } from './nats-location.js';
+import { NatsMailboxes } from './nats-mailboxes.js';
+import { ensureJournalStream } from './journal-stream.js';
+
+/** How often a running store trims the journal down to its retention. */
+const TRIM_INTERVAL_MS = 10 * 60_000;
+/** How long opening waits for the journal follower to catch up with the stream. */
+const CATCH_UP_TIMEOUT_MS = 30_000;
+
+/** Options for {@link NatsStore.open}. */
+export interface NatsStoreOptions {
+  readonly location: NatsLocation;
+  readonly clock: Clock;
+  readonly signal?: AbortSignal;
+}
+
+interface Parts {
+  readonly nc: NatsConnection;
+  readonly jsm: JetStreamManager;
+  readonly names: JournalNames;
+  readonly view: JournalView;
+  readonly follower: JournalFollower;
+  readonly kv: NatsKvSpace;
+  readonly closer: AbortController;
+  readonly listeners: AvailableListeners;
+}
+
+/**
+ * The Store port on NATS JetStream, for teams whose hubs run on several machines. Every message
+ * change is one record in a journal stream (also the event log); each store keeps a view of the
+ * journal to choose what to claim and writes with compare-and-set, so any number of hubs can share
+ * one prefix. Leases and delays follow the injected clock (keep hub clocks in sync). See
+ * src/store/NATS-MAPPING.md. Errors as the port, plus STORE_UNAVAILABLE when NATS cannot be reached.
+ */
+export class NatsStore implements Store {
+  readonly kind = 'nats';
+  readonly #p: Parts;
+  readonly #clock: Clock;
+  readonly #retain: number;
+  readonly #writer: JournalWriter;
+  readonly #mailboxes: NatsMailboxes;
+  readonly #events: NatsEventLog;
+  #trimTimer: Timer | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(parts: Parts, options: NatsStoreOptions, writer: JournalWriter) {
+    this.#p = parts;
+    this.#clock = options.clock;
+    this.#retain = options.location.retain;
+    this.#writer = writer;
+    const { names, view, listeners } = parts;
+    const clock = options.clock;
+    this.#mailboxes = new NatsMailboxes({ names, view, writer, clock, listeners });
+    const js = jetstream(parts.nc);
+    this.#events = new NatsEventLog({ js, names, writer, clock, closeSignal: parts.closer.signal });
+    this.#scheduleTrim();
+  }
+
+  /**
+   * Connects (retrying with backoff, see connectNats), creates the journal stream and KV bucket when
+   * missing, and loads the journal view. Rejects with STORE_UNAVAILABLE when NATS or JetStream is
+   * unreachable. The caller closes the store.
+   */
+  static async open(options: NatsStoreOptions): Promise<NatsStore> {
+    const nc = await connectNats(
+      options.location,
+      options.signal === undefined ? {} : { signal: options.signal },
+    );
+    const closer = new AbortController();
+    const cleanup: (() => void)[] = [];
+    try {
+      const names = journalNames(options.location.prefix);
+      const jsm = await natsCall('connecting to JetStream', () => jetstreamManager(nc));
+      const js = jetstream(nc);
+      await ensureJournalStream(jsm, names);
+      const kv = await NatsKvSpace.open(js, names.kvBucket);
+      cleanup.push(() => kv.close());
+      const view = new JournalView();
+      const listeners = new AvailableListeners();
+      const { clock } = options;
+      const writer = new JournalWriter({ js, jsm, names, view, clock, closeSignal: closer.signal });
+      const lastSeq = await writer.lastSeq();
+      const follower = await JournalFollower.start({
+        js,
+        names,
+        view,
+        clock,
+        onAvailable: (mailbox) => listeners.notify(mailbox),
+      });
+      cleanup.push(() => follower.close());
+      await view.waitFollowed(lastSeq, { timeoutMs: CATCH_UP_TIMEOUT_MS, signal: closer.signal });
+      return new NatsStore({ nc, jsm, names, view, follower, kv, closer, listeners }, options, writer);
+    } catch (err) {
+      for (const step of cleanup) step();
+      await nc.close().catch(() => undefined); // the open error is the one worth reporting
+      throw storeUnavailable(err, 'opening the store');
+    }
+  }
+
+  append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
+    return this.#run(() => this.#mailboxes.append(mailbox, envelope));
+  }
+
+  claim(mailbox: string, options: { readonly leaseMs: number }): Promise<Delivery | null> {
+    return this.#run(() => this.#mailboxes.claim(mailbox, options.leaseMs));
+  }
+
+  ack(deliveryId: string): Promise<void> {
+    return this.#run(() => this.#mailboxes.ack(deliveryId));
+  }
+
+  nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void> {
+    return this.#run(() => this.#mailboxes.nack(deliveryId, options.delayMs));
+  }
+
+  extend(deliveryId: string, options: { readonly leaseMs: number }): Promise<Delivery> {
+    return this.#run(() => this.#mailboxes.extend(deliveryId, options.leaseMs));
+  }
+
+  deadLetter(deliveryId: string, options: { readonly reason: string }): Promise<DeadLetter> {
+    return this.#run(() => this.#mailboxes.deadLetter(deliveryId, options.reason));
+  }
+
+  /** Waits until the view holds every record stored before the call, then reads it. */
+  peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]> {
+    return this.#run(async () => {
+      await this.#writer.sync();
+      return this.#p.view.mailbox(mailbox)?.peek(this.#clock.now(), options?.limit ?? Infinity) ?? [];
+    });
+  }
+
+  count(mailbox: string): Promise<MailboxCounts> {
+    return this.#run(async () => {
+      await this.#writer.sync();
+      const counts = this.#p.view.mailbox(mailbox)?.counts(this.#clock.now());
+      return counts ?? { mailbox, ready: 0, delayed: 0, leased: 0, total: 0, deadLetters: 0 };
+    });
+  }
+
+  listMailboxes(): Promise<MailboxCounts[]> {
+    return this.#run(async () => {
+      await this.#writer.sync();
+      const now = this.#clock.now();
+      const { view } = this.#p;
+      return view.mailboxNames().flatMap((name) => view.mailbox(name)?.counts(now) ?? []);
+    });
+  }
+
+  /** From the view without a round trip: the bus calls it on every idle receive. */
+  nextDueAt(mailbox: string): Promise<number | null> {
+    return this.#run(async () => this.#p.view.mailbox(mailbox)?.nextDueAt() ?? null);
+  }
+
+  listDeadLetters(options?: { readonly mailbox?: string; readonly limit?: number }): Promise<DeadLetter[]> {
+    return this.#run(async () => {
+      await this.#writer.sync();
+      const { view } = this.#p;
+      const names = options?.mailbox === undefined ? view.mailboxNames() : [options.mailbox];
+      return names
+        .flatMap((name) => view.mailbox(name)?.deadLetters() ?? [])
+        .sort((a, b) => a.order - b.order)
+        .slice(0, options?.limit ?? Infinity)
+        .map((dead) => dead.letter);
+    });
+  }
+
+  requeueDeadLetter(envelopeId: string): Promise<DeadLetter[]> {
+    return this.#run(() => this.#mailboxes.requeue(envelopeId));
+  }
+
+  onAvailable(listener: (mailbox: string | null) => void): () => void {
+    this.#assertOpen();
+    return this.#p.listeners.add(listener);
+  }
+
+  kvGet(key: string): Promise<KvEntry | null> {
+    return this.#run(() => this.#p.kv.get(key));
+  }
+
+  kvSet(key: string, value: unknown, options?: KvWriteOptions): Promise<KvEntry> {
+    return this.#run(() => this.#p.kv.set(key, value, options));
+  }
+
+  kvDelete(key: string, options?: KvWriteOptions): Promise<void> {
+    return this.#run(() => this.#p.kv.delete(key, options));
+  }
+
+  kvList(prefix: string): Promise<KvEntry[]> {
+    return this.#run(() => this.#p.kv.list(prefix));
+  }
+
+  kvWatch(
+    prefix: string,
+    options: { readonly signal: AbortSignal; readonly afterRevision?: number },
+  ): AsyncIterable<KvChange> {
+    // Taken now, so changes made after this call are included even before iteration starts.
+    const after = options.afterRevision ?? this.#p.kv.latestRevision;
+    const { kv, closer } = this.#p;
+    const isClosed = (): boolean => this.#closing !== undefined;
+    return (async function* watch(): AsyncGenerator<KvChange, void, undefined> {
+      if (isClosed()) throw new MusubiError('STORE_CLOSED', 'NATS store is closed');
+      yield* kv.watch(prefix, after, AbortSignal.any([options.signal, closer.signal]));
+    })();
+  }
+
+  appendEvent(event: BusEvent): Promise<StoredEvent> {
+    return this.#run(() => this.#events.append(event));
+  }
+
+  readEvents(options?: { readonly after?: number; readonly limit?: number }): Promise<StoredEvent[]> {
+    return this.#run(() => this.#events.read(options?.after ?? 0, options?.limit ?? Infinity));
+  }
+
+  followEvents(options: {
+    readonly after?: number;
+    readonly signal: AbortSignal;
+  }): AsyncIterable<StoredEvent> {
+    return this.#events.follow(options.after ?? 0, options.signal);
+  }
+
+  lastEventCursor(): Promise<number> {
+    return this.#run(() => this.#events.lastCursor());
+  }
+
+  /**
+   * Runs one retention pass now (a running store also runs one every 10 minutes): drops journal
+   * records beyond the newest `retain`, keeping the newest record of every live or dead message.
+   * Resolves the number of records removed.
+   */
+  trim(): Promise<number> {
+    return this.#run(() =>
+      trimJournal({ jsm: this.#p.jsm, names: this.#p.names, view: this.#p.view, retain: this.#retain }),
+    );
+  }
+
+  /** Idempotent: repeat calls share one promise. Running watches and follows end; the connection closes. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const { closer, follower, kv, listeners, nc } = this.#p;
+      this.#trimTimer?.cancel();
+      closer.abort(new MusubiError('STORE_CLOSED', 'NATS store is closed'));
+      listeners.clear();
+      follower.close();
+      kv.close();
+      await nc.close();
+    })();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closing !== undefined) throw new MusubiError('STORE_CLOSED', 'NATS store is closed');
+  }
+
+  async #run<T>(operation: () => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    return operation();
+  }
+
+  #scheduleTrim(): void {
+    this.#trimTimer = this.#clock.setTimer(() => {
+      if (this.#closing !== undefined) return;
+      this.trim()
+        .catch(() => 0) // the next pass retries; trimming never affects live messages
+        .finally(() => this.#scheduleTrim());
+    }, TRIM_INTERVAL_MS);
+  }
+}
