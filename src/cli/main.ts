@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { isMusubiError } from '../core/errors.js';
 import { createCliContext } from './create-cli-context.js';
 import { registerAgentCommands } from './commands/agent.js';
+import { registerAgentSyncCommands } from './commands/agent-sync.js';
 import { registerBusCommands } from './commands/bus.js';
 import { registerUpCommand } from './commands/up.js';
 import { version } from './version.js';
@@ -20,6 +21,7 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
   registerUpCommand(program, ctx);
   registerBusCommands(program, ctx);
   registerAgentCommands(program, ctx);
+  registerAgentSyncCommands(program, ctx);
   return program;
 }
 
