@@ -4,7 +4,10 @@ import type { ChangeSignal } from './change-signal.js';
 /** One read of a log: the items found and the cursor to read after next time. */
 export interface LogBatch<T> {
   readonly items: readonly T[];
-  /** The highest position examined; may pass the last item when entries were filtered out. */
+  /**
+   * The highest position examined; may pass the last item when entries were filtered out. When `items`
+   * is empty, it must cover the whole log as it was at the read, or the follower would wait too early.
+   */
   readonly cursor: number;
 }
 

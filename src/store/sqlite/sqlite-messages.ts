@@ -1,0 +1,251 @@
+import type Database from 'better-sqlite3';
+import { priorityRank, type Envelope } from '../../core/envelope.js';
+import { MusubiError } from '../../core/errors.js';
+import { formatDeliveryId, type DeliveryRef } from '../delivery-id.js';
+import type { AppendResult, DeadLetter, Delivery } from '../store.js';
+import type { ImmediateRunner } from './immediate-transaction.js';
+import type { SqliteEventLog } from './sqlite-event-log.js';
+import { decodeEnvelope, deadRow, deliveryStateRow, leasedRow, parseRow, seqRow } from './sqlite-rows.js';
+import { MessageRowState } from './sqlite-schema.js';
+
+/** Matches the row holding the live lease named by a delivery ref (see MessageRowState). */
+const LEASED = `mailbox = @mailbox AND id = @id AND attempt = @attempt AND state = 1 AND is_leased = 1 AND available_at > @now`;
+
+interface LeaseParams {
+  mailbox: string;
+  id: string;
+  attempt: number;
+  now: number;
+}
+
+type ClaimOutcome = { readonly delivery: Delivery } | { readonly corrupt: unknown } | null;
+
+/**
+ * Message writes on SQLite. Each public method is one IMMEDIATE transaction of a few indexed statements
+ * that also records its event. A claim first moves due waiting rows back to ready (one range update on
+ * `messages_waiting`), then takes the first ready row by (priority, seq) from `messages_ready`.
+ */
+export class SqliteMessages {
+  readonly #events: SqliteEventLog;
+  readonly #insert: Database.Statement<{
+    seq: number;
+    mailbox: string;
+    id: string;
+    priority: number;
+    envelope: string;
+    now: number;
+  }>;
+  readonly #seqOf: Database.Statement<[string, string]>;
+  readonly #promote: Database.Statement<[string, number]>;
+  readonly #claimNext: Database.Statement<[number, string]>;
+  readonly #quarantine: Database.Statement<[number]>;
+  readonly #ack: Database.Statement<LeaseParams>;
+  readonly #nack: Database.Statement<LeaseParams & { state: number; availableAt: number }>;
+  readonly #extend: Database.Statement<LeaseParams & { leaseUntil: number }>;
+  readonly #kill: Database.Statement<LeaseParams & { reason: string }>;
+  readonly #deliveryState: Database.Statement<[string, string]>;
+  readonly #deadById: Database.Statement<[string]>;
+  readonly #deleteSeq: Database.Statement<[number]>;
+  readonly #immediate: ImmediateRunner;
+
+  constructor(db: Database.Database, options: { events: SqliteEventLog; immediate: ImmediateRunner }) {
+    this.#events = options.events;
+    this.#immediate = options.immediate;
+    this.#insert = db.prepare(
+      'INSERT INTO messages (seq, mailbox, id, priority, envelope, attempt, state, is_leased, available_at) ' +
+        'VALUES (@seq, @mailbox, @id, @priority, @envelope, 0, 0, 0, @now)',
+    );
+    this.#seqOf = db.prepare('SELECT seq FROM messages WHERE mailbox = ? AND id = ?');
+    this.#promote = db.prepare(
+      'UPDATE messages SET state = 0, is_leased = 0 WHERE mailbox = ? AND state = 1 AND available_at <= ?',
+    );
+    this.#claimNext = db.prepare(
+      'UPDATE messages SET state = 1, is_leased = 1, attempt = attempt + 1, available_at = ? WHERE seq = ' +
+        '(SELECT seq FROM messages WHERE mailbox = ? AND state = 0 ORDER BY priority, seq LIMIT 1) ' +
+        'RETURNING seq, attempt, envelope, available_at',
+    );
+    this.#quarantine = db.prepare(`UPDATE messages SET state = ${MessageRowState.quarantined} WHERE seq = ?`);
+    this.#ack = db.prepare(`DELETE FROM messages WHERE ${LEASED}`);
+    this.#nack = db.prepare(
+      `UPDATE messages SET state = @state, is_leased = 0, available_at = @availableAt WHERE ${LEASED}`,
+    );
+    this.#extend = db.prepare(
+      `UPDATE messages SET available_at = @leaseUntil WHERE ${LEASED} RETURNING seq, attempt, envelope, available_at`,
+    );
+    this.#kill = db.prepare(
+      'UPDATE messages SET state = 2, is_leased = 0, dead_reason = @reason, dead_at = @now ' +
+        `WHERE ${LEASED} RETURNING seq, mailbox, attempt, envelope, dead_reason, dead_at`,
+    );
+    this.#deliveryState = db.prepare('SELECT attempt, state FROM messages WHERE mailbox = ? AND id = ?');
+    this.#deadById = db.prepare(
+      'SELECT seq, mailbox, attempt, envelope, dead_reason, dead_at FROM messages ' +
+        'WHERE id = ? AND state = 2 ORDER BY dead_at, seq',
+    );
+    this.#deleteSeq = db.prepare('DELETE FROM messages WHERE seq = ?');
+  }
+
+  append(mailbox: string, envelope: Envelope, now: number): AppendResult {
+    return this.#immediate(() => this.#append(mailbox, envelope, now));
+  }
+
+  /** Throws STORE_CORRUPT (after quarantining the row, so the next claim moves on) for a bad envelope. */
+  claim(mailbox: string, leaseMs: number, now: number): Delivery | null {
+    const outcome = this.#immediate(() => this.#claim(mailbox, now + leaseMs, now));
+    if (outcome === null) return null;
+    if ('corrupt' in outcome) throw outcome.corrupt;
+    return outcome.delivery;
+  }
+
+  ack(ref: DeliveryRef, now: number): void {
+    this.#leaseWrite(ref, now, (params) => {
+      if (this.#ack.run(params).changes === 0) return false;
+      this.#events.insert({ type: 'message.acked', mailbox: ref.mailbox, messageId: ref.envelopeId }, now);
+      return true;
+    });
+  }
+
+  nack(ref: DeliveryRef, delayMs: number, now: number): void {
+    const delay = Math.max(0, delayMs);
+    const state = delay > 0 ? MessageRowState.waiting : MessageRowState.ready;
+    this.#leaseWrite(ref, now, (params) => {
+      if (this.#nack.run({ ...params, state, availableAt: now + delay }).changes === 0) return false;
+      this.#events.insert(
+        { type: 'message.nacked', mailbox: ref.mailbox, messageId: ref.envelopeId, delayMs },
+        now,
+      );
+      return true;
+    });
+  }
+
+  extend(ref: DeliveryRef, leaseMs: number, now: number): Delivery {
+    return this.#leaseWrite(ref, now, (params) => {
+      const row = this.#extend.get({ ...params, leaseUntil: now + leaseMs });
+      if (row === undefined) return false;
+      const delivery = toDelivery(ref.mailbox, row);
+      const { leaseUntil } = delivery;
+      this.#events.insert(
+        { type: 'message.lease_extended', mailbox: ref.mailbox, messageId: ref.envelopeId, leaseUntil },
+        now,
+      );
+      return delivery;
+    });
+  }
+
+  deadLetter(ref: DeliveryRef, reason: string, now: number): DeadLetter {
+    return this.#leaseWrite(ref, now, (params) => {
+      const row = this.#kill.get({ ...params, reason });
+      if (row === undefined) return false;
+      this.#events.insert(
+        { type: 'message.dead_lettered', mailbox: ref.mailbox, messageId: ref.envelopeId, reason },
+        now,
+      );
+      return toDeadLetter(row);
+    });
+  }
+
+  /** Throws NOT_FOUND when no dead letter has this id. */
+  requeue(envelopeId: string, now: number): DeadLetter[] {
+    return this.#immediate(() => this.#requeue(envelopeId, now));
+  }
+
+  #append(mailbox: string, envelope: Envelope, now: number): AppendResult {
+    const existing = this.#seqOf.get(mailbox, envelope.id);
+    if (existing !== undefined) {
+      return { seq: parseRow(seqRow, existing, `messages ${mailbox}`).seq, isDuplicate: true };
+    }
+    const { id: messageId, from, type: messageType, priority } = envelope;
+    const { cursor } = this.#events.insert(
+      { type: 'message.sent', mailbox, messageId, from, messageType, priority },
+      now,
+    );
+    this.#insertRow(mailbox, envelope, cursor, now);
+    return { seq: cursor, isDuplicate: false };
+  }
+
+  /** Inserts a ready message with attempt 0; `seq` is the cursor of the event recording it. */
+  #insertRow(mailbox: string, envelope: Envelope, seq: number, now: number): void {
+    this.#insert.run({
+      seq,
+      mailbox,
+      id: envelope.id,
+      priority: priorityRank(envelope.priority),
+      envelope: JSON.stringify({ ...envelope, attempt: 0 }),
+      now,
+    });
+  }
+
+  #claim(mailbox: string, leaseUntil: number, now: number): ClaimOutcome {
+    this.#promote.run(mailbox, now);
+    const row = this.#claimNext.get(leaseUntil, mailbox);
+    if (row === undefined) return null;
+    const { seq } = parseRow(seqRow, row, `messages ${mailbox}`);
+    let delivery: Delivery;
+    try {
+      delivery = toDelivery(mailbox, row);
+    } catch (err) {
+      this.#quarantine.run(seq);
+      return { corrupt: err };
+    }
+    const { id: messageId, attempt } = delivery.envelope;
+    this.#events.insert({ type: 'message.claimed', mailbox, messageId, attempt, leaseUntil }, now);
+    return { delivery };
+  }
+
+  #requeue(envelopeId: string, now: number): DeadLetter[] {
+    const letters = this.#deadById.all(envelopeId).map((row) => {
+      const { seq } = parseRow(seqRow, row, 'dead letters');
+      return { seq, letter: toDeadLetter(row) };
+    });
+    if (letters.length === 0)
+      throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
+    for (const { seq, letter } of letters) {
+      this.#deleteSeq.run(seq);
+      const requeued = { type: 'message.requeued', mailbox: letter.mailbox, messageId: envelopeId } as const;
+      this.#insertRow(letter.mailbox, letter.envelope, this.#events.insert(requeued, now).cursor, now);
+    }
+    return letters.map(({ letter }) => letter);
+  }
+
+  /**
+   * Runs `write` (which returns false when its guarded statement matched no live lease) in an IMMEDIATE
+   * transaction; on false, works out whether the delivery is gone (NOT_FOUND) or its lease ended.
+   */
+  #leaseWrite<T>(ref: DeliveryRef, now: number, write: (params: LeaseParams) => T | false): T {
+    const params: LeaseParams = { mailbox: ref.mailbox, id: ref.envelopeId, attempt: ref.attempt, now };
+    return this.#immediate(() => {
+      const result = write(params);
+      if (result !== false) return result;
+      throw this.#leaseFailure(ref);
+    });
+  }
+
+  #leaseFailure(ref: DeliveryRef): MusubiError {
+    const row = this.#deliveryState.get(ref.mailbox, ref.envelopeId);
+    const current =
+      row === undefined ? undefined : parseRow(deliveryStateRow, row, `messages ${ref.mailbox}`);
+    const name = formatDeliveryId(ref);
+    if (current === undefined || current.state >= MessageRowState.dead || ref.attempt > current.attempt) {
+      return new MusubiError('NOT_FOUND', `no such delivery: ${name}`);
+    }
+    return new MusubiError('LEASE_EXPIRED', `the lease of delivery ${name} has ended`);
+  }
+}
+
+function toDelivery(mailbox: string, row: unknown): Delivery {
+  const where = `messages ${mailbox}`;
+  const { attempt, envelope: text, available_at: leaseUntil } = parseRow(leasedRow, row, where);
+  const envelope = decodeEnvelope(text, attempt, where);
+  return {
+    deliveryId: formatDeliveryId({ mailbox, envelopeId: envelope.id, attempt }),
+    mailbox,
+    envelope,
+    leaseUntil,
+  };
+}
+
+/** Decodes a dead-letter row (seq, mailbox, attempt, envelope, dead_reason, dead_at). */
+export function toDeadLetter(row: unknown): DeadLetter {
+  const dead = parseRow(deadRow, row, 'dead letters');
+  const envelope = decodeEnvelope(dead.envelope, dead.attempt, `dead letters ${dead.mailbox}`);
+  return { mailbox: dead.mailbox, envelope, reason: dead.dead_reason, deadAt: dead.dead_at };
+}

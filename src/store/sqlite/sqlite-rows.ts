@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { envelopeSchema, type Envelope } from '../../core/envelope.js';
+import { MusubiError } from '../../core/errors.js';
+import { busEventSchema, type StoredEvent } from '../../core/events.js';
+
+/**
+ * Row schemas and decoders: every row read back from SQLite is checked here before use. A row that
+ * fails becomes STORE_CORRUPT naming where it was found; it is never handed out half-parsed.
+ */
+
+const int = z.number().int();
+
+export const seqRow = z.object({ seq: int });
+export const deliveryStateRow = z.object({ attempt: int, state: int });
+export const leasedRow = z.object({ seq: int, attempt: int, envelope: z.string(), available_at: int });
+export const peekRow = z.object({
+  seq: int,
+  attempt: int,
+  envelope: z.string(),
+  is_leased: int,
+  available_at: int,
+});
+export const deadRow = z.object({
+  seq: int,
+  mailbox: z.string(),
+  attempt: int,
+  envelope: z.string(),
+  dead_reason: z.string(),
+  dead_at: int,
+});
+export const countsRow = z.object({
+  mailbox: z.string(),
+  ready: int,
+  delayed: int,
+  leased: int,
+  total: int,
+  deadLetters: int,
+});
+export const dueRow = z.object({ due: int.nullable() });
+export const kvValueRow = z.object({ key: z.string(), value: z.string(), revision: int });
+export const kvRevisionRow = z.object({ revision: int });
+export const kvLogRow = z.object({
+  revision: int,
+  key: z.string(),
+  op: z.enum(['put', 'delete']),
+  value: z.string().nullable(),
+});
+export const eventRow = z.object({ cursor: int, at: int, event: z.string() });
+export const cursorRow = z.object({ cursor: int });
+
+/** Parses a row with `schema`, throwing STORE_CORRUPT (naming `where`) when it does not fit. */
+export function parseRow<T>(schema: z.ZodType<T>, row: unknown, where: string): T {
+  const result = schema.safeParse(row);
+  if (result.success) return result.data;
+  throw corrupt(`${where}: unexpected row shape`, result.error);
+}
+
+/** Decodes a stored envelope (kept with attempt 0) and sets the live attempt count. */
+export function decodeEnvelope(text: string, attempt: number, where: string): Envelope {
+  const result = envelopeSchema.safeParse({ ...parseJsonObject(text, where), attempt });
+  if (result.success) return result.data;
+  throw corrupt(`${where}: stored envelope is invalid`, result.error);
+}
+
+/** Decodes a stored event row into a StoredEvent. */
+export function decodeEvent(row: unknown): StoredEvent {
+  const { cursor, at, event } = parseRow(eventRow, row, 'events');
+  const result = busEventSchema.safeParse(parseJson(event, `event ${cursor}`));
+  if (result.success) return { ...result.data, cursor, at };
+  throw corrupt(`event ${cursor}: stored event is invalid`, result.error);
+}
+
+/** Parses stored JSON text, throwing STORE_CORRUPT when it is not JSON. */
+export function parseJson(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw corrupt(`${where}: stored JSON does not parse`, err);
+  }
+}
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+function parseJsonObject(text: string, where: string): Record<string, unknown> {
+  const result = jsonObject.safeParse(parseJson(text, where));
+  if (result.success) return result.data;
+  throw corrupt(`${where}: stored envelope is not an object`, result.error);
+}
+
+function corrupt(message: string, cause: unknown): MusubiError {
+  return new MusubiError('STORE_CORRUPT', message, { cause });
+}
