@@ -28,6 +28,9 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
 async function main(argv: readonly string[]): Promise<void> {
   const ctx = createCliContext();
   const program = buildProgram(ctx);
+  // Library timers are unref'd so they never hold a process open; the CLI holds it open itself until
+  // its command settles (otherwise a waiting `bus receive` or `up` would end with Node's exit code 13).
+  const keepAlive = setInterval(() => undefined, 2 ** 30);
   try {
     await program.parseAsync([...argv]);
   } catch (err) {
@@ -44,6 +47,8 @@ async function main(argv: readonly string[]): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`musubi: INTERNAL: ${message}\n`);
     process.exitCode = 1;
+  } finally {
+    clearInterval(keepAlive);
   }
 }
 
