@@ -13,6 +13,11 @@ const PAUSE_AT_FRAMES = 64;
 const RESUME_AT_FRAMES = 8;
 const CLOSE_GRACE_MS = 2_000;
 
+/** Resolves after the event loop has passed its next poll phase (two check phases from now). */
+function nextLoopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 /**
  * One client connection: splits lines, runs them one after another through the core and writes the
  * replies in order. A listen's messages are removed only after its reply was accepted by the OS; a
@@ -135,6 +140,9 @@ export class AgentSyncConnection {
   /** Writes a listen reply only to a live client; its messages are committed once the OS took the bytes. */
   async #answerListen(core: AgentSyncCore, outcome: CommandOutcome): Promise<void> {
     const reservation = outcome.kind === 'reply' ? outcome.reservation : null;
+    // An end of stream sent right behind the listen is read by libuv only in the next poll phase: let
+    // one loop turn pass so such a listen is cancelled instead of answered (spec 4.5).
+    if (outcome.kind === 'reply' && !this.#isEnded) await nextLoopTurn();
     if (outcome.kind === 'cancelled' || this.#isEnded || this.#isClosed || this.#isFinishing) {
       if (reservation !== null) void core.settle(reservation, false);
       this.#finish();
