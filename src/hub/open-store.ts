@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { MusubiError } from '../core/errors.js';
-import { parseNatsUrl, type NatsLocation } from '../store/nats/nats-location.js';
+import { parseNatsUrl, redactNatsUrl, type NatsLocation } from '../store/nats/nats-location.js';
 import type { Store } from '../store/store.js';
 
 /** A store URL split into its parts. */
@@ -49,6 +49,11 @@ export function parseStoreUrl(url: string, cwd: string): StoreLocation {
     'STORE_URL_INVALID',
     `unsupported store URL ${JSON.stringify(url)} (supported: memory:, sqlite:<path>, nats://host:port)`,
   );
+}
+
+/** The store URL with any password or token replaced by `***`, for output and logs. */
+export function redactStoreUrl(url: string): string {
+  return url.startsWith('nats://') ? redactNatsUrl(url) : url;
 }
 
 /** Options for {@link openStore}. */

@@ -8,13 +8,19 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
     .description('start the hub: store, bus and the gateways enabled in config; stops on SIGINT/SIGTERM')
     .action(async () => {
       const config = await ctx.loadConfig();
-      const [{ startHub }, { buildGateways }, { createSystemClock }, { createIdGenerator }] =
-        await Promise.all([
-          import('../../hub/hub.js'),
-          import('../../hub/build-gateways.js'),
-          import('../../core/clock.js'),
-          import('../../core/ids.js'),
-        ]);
+      const [
+        { startHub },
+        { buildGateways },
+        { createSystemClock },
+        { createIdGenerator },
+        { redactStoreUrl },
+      ] = await Promise.all([
+        import('../../hub/hub.js'),
+        import('../../hub/build-gateways.js'),
+        import('../../core/clock.js'),
+        import('../../core/ids.js'),
+        import('../../hub/open-store.js'),
+      ]);
       const logger = ctx.logger(config);
       const clock = createSystemClock();
       const hub = await startHub({
@@ -26,7 +32,7 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
         gateways: buildGateways,
       });
       ctx.stdout.write(
-        `musubi hub up (store ${config.store}); ${hub.gateways.length} gateway(s). Ctrl-C stops.\n`,
+        `musubi hub up (store ${redactStoreUrl(config.store)}); ${hub.gateways.length} gateway(s). Ctrl-C stops.\n`,
       );
       for (const g of hub.gateways) ctx.stdout.write(`  ${g.name}: ${JSON.stringify(g.address())}\n`);
       await new Promise<void>((resolve) => {

@@ -13,6 +13,12 @@ import { natsCall } from './nats-errors.js';
 
 /** Messages asked for per pull; the follower sees every record of the bus, so it pulls in bulk. */
 const FOLLOW_BATCH = 1_024;
+/**
+ * Lifetime of one pull request. The client also waits this long between attempts to re-find its
+ * consumer after a reconnect (while a restarted server brings JetStream back), so it bounds how long
+ * the view lags after an outage.
+ */
+const PULL_EXPIRES_MS = 2_000;
 
 /** Collaborators of {@link JournalFollower.start}. */
 export interface JournalFollowerOptions {
@@ -47,7 +53,11 @@ export class JournalFollower {
       js.consumers.get(names.stream, { deliver_policy: DeliverPolicy.LastPerSubject }),
     );
     const messages = await natsCall('following the journal', () =>
-      consumer.consume({ max_messages: FOLLOW_BATCH, callback: (msg) => deliver(options, msg) }),
+      consumer.consume({
+        max_messages: FOLLOW_BATCH,
+        expires: PULL_EXPIRES_MS,
+        callback: (msg) => deliver(options, msg),
+      }),
     );
     return new JournalFollower(consumer, messages);
   }
@@ -66,7 +76,7 @@ function deliver(options: JournalFollowerOptions, msg: JsMsg): void {
   if (msg.subject !== names.eventSubject && seq > view.revisionOf(msg.subject)) {
     try {
       const record = parseJournalRecord(msg.string(), seq);
-      const entry = view.apply(msg.subject, seq, record, options.clock.now());
+      const entry = view.apply(msg.subject, seq, record, { now: options.clock.now(), isFetched: false });
       if (entry != null && entry.record.op !== 'dead' && !entry.record.isLeased) {
         options.onAvailable(entry.record.mailbox);
       }

@@ -49,11 +49,21 @@ export class JournalView {
   }
 
   /**
-   * Applies the record stored at `seq` on message subject `subject`. Returns the new entry (null
-   * for an ack) when the record is newer than what the view holds, undefined when it is not.
+   * Applies the record stored at `seq` on message subject `subject`, delivered by the follower or
+   * `fetched` (a write's acknowledgement or a direct read). Returns the new entry (null for an ack)
+   * when the record is newer than what the view holds, undefined when it is not. A fetched record the
+   * follower has already passed is old news: the view holds it or something newer (possibly an ack
+   * whose tombstone is gone), so it is ignored rather than allowed to bring a message back.
    */
-  apply(subject: string, seq: number, record: JournalRecord, now: number): MessageEntry | null | undefined {
+  apply(
+    subject: string,
+    seq: number,
+    record: JournalRecord,
+    options: { readonly now: number; readonly isFetched: boolean },
+  ): MessageEntry | null | undefined {
     if (record.op === 'event' || seq <= this.revisionOf(subject)) return undefined;
+    if (options.isFetched && seq <= this.#followedSeq) return undefined;
+    const now = options.now;
     this.#revisions.set(subject, seq);
     const mailboxName = record.mailbox;
     const envelopeId = isMessageRecord(record) ? record.envelope.id : record.messageId;

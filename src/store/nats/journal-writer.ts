@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Clock } from '../../core/clock.js';
-import { isMessageRecord, parseJournalRecord, type JournalRecord } from './journal-record.js';
+import { parseJournalRecord, type JournalRecord } from './journal-record.js';
 import { parseMessageSubject, type JournalNames } from './journal-names.js';
 import type { JournalView } from './journal-view.js';
 import type { MessageEntry } from './mailbox-view.js';
@@ -51,7 +51,7 @@ export class JournalWriter {
       if (isWrongLastSequence(err)) return 'conflict';
       throw storeUnavailable(err, 'writing a message record');
     }
-    this.#o.view.apply(subject, seq, record, this.#o.clock.now());
+    this.#o.view.apply(subject, seq, record, { now: this.#o.clock.now(), isFetched: true });
     return seq;
   }
 
@@ -69,17 +69,21 @@ export class JournalWriter {
    */
   async refresh(subject: string): Promise<MessageEntry | undefined> {
     const { jsm, names, view, clock } = this.#o;
+    const followedAtStart = view.followedSeq;
     const stored = await natsCall('reading a message record', () =>
       jsm.streams.getMessage(names.stream, { last_by_subj: subject }),
     );
+    const parts = parseMessageSubject(names, subject);
     if (stored === null) {
-      const parts = parseMessageSubject(names, subject);
-      if (parts !== null) view.forget(subject, parts.mailbox, parts.envelopeId);
+      // Gone from the server (trimmed); unless the follower brought something newer meanwhile.
+      if (parts !== null && view.revisionOf(subject) <= followedAtStart) {
+        view.forget(subject, parts.mailbox, parts.envelopeId);
+      }
       return undefined;
     }
     const record = parseJournalRecord(stored.string(), stored.seq);
-    view.apply(subject, stored.seq, record, clock.now());
-    return isMessageRecord(record) ? view.entry(record.mailbox, record.envelope.id) : undefined;
+    view.apply(subject, stored.seq, record, { now: clock.now(), isFetched: true });
+    return parts === null ? undefined : view.entry(parts.mailbox, parts.envelopeId);
   }
 
   /** The newest record of every subject matching `filter` (a wildcard), read from the server. */

@@ -11,6 +11,8 @@ import { untilAborted } from './until-aborted.js';
 
 /** Messages asked for per pull while reading or following a stream. */
 const PULL_BATCH = 512;
+/** Lifetime of one pull request; also the retry interval after a reconnect (see journal-follower.ts). */
+const PULL_EXPIRES_MS = 2_000;
 
 /** Where a read starts: after a sequence, or with the newest message of every subject. */
 export type ReadStart = { readonly afterSeq: number } | { readonly lastPerSubject: true };
@@ -94,7 +96,9 @@ export async function* followStream(
   signal.addEventListener('abort', stop, { once: true });
   try {
     const started = await untilAborted(
-      natsCall('following a stream', () => consumer.consume({ max_messages: PULL_BATCH })),
+      natsCall('following a stream', () =>
+        consumer.consume({ max_messages: PULL_BATCH, expires: PULL_EXPIRES_MS }),
+      ),
       signal,
       (late) => late.stop(),
     );

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { isMusubiError } from '../../core/errors.js';
+import { parseNatsUrl, redactNatsUrl } from './nats-location.js';
+
+function codeOf(call: () => unknown): string | undefined {
+  try {
+    call();
+  } catch (err) {
+    return isMusubiError(err) ? err.code : String(err);
+  }
+  return undefined;
+}
+
+describe('parseNatsUrl', () => {
+  it('fills the default port, prefix, retry budget and retention', () => {
+    expect(parseNatsUrl('nats://127.0.0.1')).toEqual({
+      kind: 'nats',
+      servers: ['127.0.0.1:4222'],
+      prefix: 'musubi',
+      auth: { kind: 'none' },
+      connectTimeoutMs: 10_000,
+      retain: 100_000,
+    });
+  });
+
+  it('reads a cluster, a prefix and every option', () => {
+    const location = parseNatsUrl(
+      'nats://a:4222,b.example:5222?prefix=team-1&connectTimeoutMs=500&retain=50',
+    );
+    expect(location).toMatchObject({
+      servers: ['a:4222', 'b.example:5222'],
+      prefix: 'team-1',
+      connectTimeoutMs: 500,
+      retain: 50,
+    });
+  });
+
+  it('reads a user and password, a token or a creds file', () => {
+    expect(parseNatsUrl('nats://bob:s%40cret@h:1').auth).toEqual({
+      kind: 'user',
+      user: 'bob',
+      pass: 's@cret',
+    });
+    expect(parseNatsUrl('nats://t0ken@h:1').auth).toEqual({ kind: 'token', token: 't0ken' });
+    expect(parseNatsUrl('nats://h:1?token=abc').auth).toEqual({ kind: 'token', token: 'abc' });
+    expect(parseNatsUrl('nats://h:1?creds=/etc/musubi/user.creds').auth).toEqual({
+      kind: 'creds',
+      path: '/etc/musubi/user.creds',
+    });
+  });
+
+  it('rejects malformed URLs with STORE_URL_INVALID', () => {
+    for (const url of [
+      'nats://',
+      'nats://h:1?prefix=has.dot',
+      'nats://h:1?prefix=',
+      'nats://h:1?nope=1',
+      'nats://h:1?connectTimeoutMs=0',
+      'nats://h:1?retain=x',
+      'nats://u:p@h:1?token=t',
+      'nats://h/path',
+      'http://h:1',
+    ]) {
+      expect(
+        codeOf(() => parseNatsUrl(url)),
+        url,
+      ).toBe('STORE_URL_INVALID');
+    }
+  });
+
+  it('never repeats a password or token in its error messages', () => {
+    let message = '';
+    try {
+      parseNatsUrl('nats://bob:hunter2@h:1?token=abc&bad=1');
+    } catch (err) {
+      message = String(err);
+    }
+    expect(message).toContain('nats://***@h:1');
+    expect(message).not.toContain('hunter2');
+    expect(message).not.toContain('abc');
+  });
+});
+
+describe('redactNatsUrl', () => {
+  it('hides user info and token parameters', () => {
+    expect(redactNatsUrl('nats://bob:pw@h:1?prefix=x&token=t')).toBe('nats://***@h:1?prefix=x&token=***');
+    expect(redactNatsUrl('nats://h:1?prefix=x')).toBe('nats://h:1?prefix=x');
+  });
+});

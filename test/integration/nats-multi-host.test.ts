@@ -1,0 +1,171 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createBus } from '../../src/bus/bus.js';
+import type { Bus } from '../../src/bus/bus.types.js';
+import { createSystemClock } from '../../src/core/clock.js';
+import { createIdGenerator } from '../../src/core/ids.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { parseNatsUrl } from '../../src/store/nats/nats-location.js';
+import { NatsStore } from '../../src/store/nats/nats-store.js';
+import {
+  deleteNamespace,
+  natsUnavailableReason,
+  SHARED_NATS,
+  uniquePrefix,
+  waitUntil,
+} from '../fixtures/nats-server.js';
+import { runCli } from '../fixtures/run-cli.js';
+import { WorkerProcess } from '../fixtures/worker-process.js';
+
+// Several hubs share one team through one prefix on the shared NATS server (.ci/run starts it).
+const unavailable = await natsUnavailableReason();
+const clock = createSystemClock();
+let dir: string;
+let prefix: string;
+const closers: (() => Promise<void>)[] = [];
+
+const storeUrl = (): string => `nats://${SHARED_NATS}?prefix=${prefix}`;
+
+async function openHub(): Promise<Bus> {
+  const store = await NatsStore.open({ location: parseNatsUrl(storeUrl()), clock });
+  const bus = createBus({
+    store,
+    clock,
+    ids: createIdGenerator(clock),
+    logger: createSilentLogger(),
+    config: { leaseMs: 30_000, retry: { baseMs: 100, capMs: 1_000, maxAttempts: 5 } },
+  });
+  closers.push(async () => {
+    await bus.close();
+    await store.close();
+  });
+  return bus;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'musubi-nats-'));
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  if (unavailable === null) await deleteNamespace(SHARED_NATS, prefix);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.skipIf(unavailable !== null)('nats - several hubs sharing one team', () => {
+  it('delivers messages both ways between agents on two hubs through the bus CLI', async () => {
+    prefix = uniquePrefix('cli');
+    const cli = (args: string[]) =>
+      runCli(['--store', storeUrl(), '--log-level', 'warn', ...args], { cwd: dir });
+    // Hub B's agent waits first; hub A's send must wake it through the journal (another process).
+    const waiting = cli(['bus', 'receive', 'agent-b', '--timeout', '20000', '--json']);
+    const sent = await cli([
+      'bus',
+      'send',
+      '--to',
+      'agent-b',
+      '--from',
+      'agent-a',
+      '--type',
+      'task',
+      '--body',
+      'hello B',
+    ]);
+    expect(sent.stderr).toBe('');
+    const received = await waiting;
+    expect(received.code, received.stderr).toBe(0);
+    const delivery = JSON.parse(received.stdout) as { deliveryId: string; envelope: Record<string, unknown> };
+    expect(delivery.envelope).toMatchObject({
+      id: sent.stdout.trim(),
+      from: 'agent-a',
+      body: 'hello B',
+      attempt: 1,
+    });
+    expect((await cli(['bus', 'ack', delivery.deliveryId])).code).toBe(0);
+
+    const reply = await cli([
+      'bus',
+      'send',
+      '--to',
+      'agent-a',
+      '--from',
+      'agent-b',
+      '--type',
+      'result',
+      '--body',
+      'done',
+    ]);
+    const back = await cli(['bus', 'receive', 'agent-a', '--timeout', '20000', '--json']);
+    const answer = JSON.parse(back.stdout) as { deliveryId: string; envelope: Record<string, unknown> };
+    expect(answer.envelope).toMatchObject({ id: reply.stdout.trim(), from: 'agent-b', body: 'done' });
+    expect((await cli(['bus', 'ack', answer.deliveryId])).code).toBe(0);
+
+    const events = await cli(['bus', 'events', '--json']);
+    const types = events.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type);
+    expect(types).toEqual([
+      'message.sent',
+      'message.claimed',
+      'message.acked',
+      'message.sent',
+      'message.claimed',
+      'message.acked',
+    ]);
+  });
+
+  it('hands each message to exactly one of the receivers spread over two hubs', async () => {
+    prefix = uniquePrefix('share');
+    const [hubA, hubB] = [await openHub(), await openHub()];
+    const count = 150;
+    const acked: string[] = [];
+    const receiveAll = async (bus: Bus): Promise<void> => {
+      while (acked.length < count) {
+        const delivery = await bus.receive('shared', { timeoutMs: 200 });
+        if (delivery === null) continue;
+        await bus.ack(delivery.deliveryId);
+        acked.push(delivery.envelope.id);
+      }
+    };
+    const receivers = [hubA, hubA, hubA, hubB, hubB, hubB].map(receiveAll);
+    for (let i = 0; i < count; i++) {
+      await (i % 2 === 0 ? hubA : hubB).send({ id: `m-${i}`, from: 'lead', to: 'shared', type: 'task' });
+    }
+    await Promise.all(receivers);
+    expect(acked).toHaveLength(count);
+    expect(new Set(acked).size).toBe(count);
+    expect(await hubB.count('shared')).toMatchObject({ total: 0 });
+  });
+
+  it('redelivers the leases of a SIGKILLed consumer to the surviving one and loses nothing', async () => {
+    prefix = uniquePrefix('kill');
+    const producer = await openHub();
+    await using doomed = await WorkerProcess.start(storeUrl(), 'jobs', {
+      leaseMs: 1_500,
+      holdMs: 150,
+      concurrency: 4,
+    });
+    const count = 60;
+    for (let i = 0; i < count; i++)
+      await producer.send({ id: `job-${i}`, from: 'lead', to: 'jobs', type: 'task' });
+    await waitUntil(
+      () => doomed.acked().length >= 8 && doomed.holding().length > 0,
+      20_000,
+      'the doomed worker to ack a few jobs while holding others',
+    );
+    await doomed.kill('SIGKILL');
+    const heldAtDeath = new Set(doomed.holding());
+
+    await using survivor = await WorkerProcess.start(storeUrl(), 'jobs', { leaseMs: 1_500, concurrency: 4 });
+    const allAcked = (): Set<string> => new Set([...doomed.acked(), ...survivor.acked()]);
+    await waitUntil(() => allAcked().size === count, 30_000, 'every job to be acked');
+    const redelivered = survivor.events.filter((e) => e.kind === 'acked' && heldAtDeath.has(e.id));
+    expect(redelivered.length).toBeGreaterThan(0);
+    expect(redelivered.every((e) => e.attempt >= 2)).toBe(true);
+    expect(await producer.count('jobs')).toMatchObject({ total: 0, deadLetters: 0 });
+  });
+});
