@@ -1,0 +1,288 @@
+import type { Bus } from '../../bus/bus.types.js';
+import type { Clock, Timer } from '../../core/clock.js';
+import { isMusubiError } from '../../core/errors.js';
+import type { IdGenerator } from '../../core/ids.js';
+import type { Logger } from '../../core/logger.js';
+import type { Delivery } from '../../store/store.js';
+import {
+  errorDoc,
+  type ErrorDoc,
+  type ResultDoc,
+  type TaskInput,
+  type TaskOutcome,
+} from '../../teams/three-phase/result-doc.js';
+import { CONNECTION_ERROR_PREFIX } from './agent-request.js';
+import { pyDumps } from './py-json.js';
+import { DEFAULT_RETENTION_MS, TaskRecords } from './task-records.js';
+
+/** The envelope type of a task submitted through an agent socket. */
+export const SOCKET_TASK_TYPE = 'yadon.task';
+/** The sender name of socket submissions on the bus. */
+const SOCKET_SENDER = 'yadon-socket';
+const DEFAULT_LEASE_MS = 60_000;
+const RECEIVE_WAIT_MS = 30_000;
+const LOOP_ERROR_PAUSE_MS = 1_000;
+
+/** What `get_result` finds for a task id. */
+export type TaskLookup =
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'state'; readonly state: 'queued' | 'running' }
+  | { readonly kind: 'done'; readonly doc: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'interrupted' };
+
+/** Collaborators and settings of {@link TaskQueue}. */
+export interface TaskQueueOptions {
+  readonly bus: Bus;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly logger: Logger;
+  /** The agent name, which is also its mailbox. */
+  readonly agent: string;
+  /** project_dir of tasks that name none (bus messages from other gateways). */
+  readonly defaultProjectDir: string;
+  /** Executes one task; the queue runs one at a time. May reject (an internal failure). */
+  readonly execute: (task: TaskInput, signal: AbortSignal) => Promise<TaskOutcome>;
+  /** The result reported when the bus gave up on a task whose agent kept crashing. */
+  readonly onGaveUp: (task: TaskInput, reason: string) => ResultDoc;
+  /** Lease of a claimed task, extended every third of it while the task runs; default 60 s. */
+  readonly leaseMs?: number;
+  readonly retentionMs?: number;
+}
+
+interface Claimed {
+  readonly task: TaskInput;
+  readonly submission: string;
+  /** The mailbox a bus sender (another gateway) gets the result in. */
+  readonly replyTo?: string;
+}
+
+/**
+ * One agent's task queue, kept in its bus mailbox: tasks are executed one at a time in FIFO order
+ * while the lease is extended; a crashed execution is nacked (retry with backoff) and, once the bus's
+ * attempts are used up (dead letter + escalation), reported through `onGaveUp` — never lost. Records
+ * in KV serve `get_result`. Messages of other types sent to the mailbox by other gateways run as tasks
+ * too, their result going back to the sender's mailbox as a `result` message (spec yadon.md 4.6).
+ */
+export class TaskQueue {
+  readonly #o: TaskQueueOptions;
+  readonly #log: Logger;
+  readonly #records: TaskRecords;
+  readonly #waiters = new Map<string, (doc: ResultDoc | ErrorDoc) => void>();
+  readonly #stop = new AbortController();
+  #current: string | null = null;
+  #loop: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: TaskQueueOptions) {
+    this.#o = options;
+    this.#log = options.logger.child({ agentId: options.agent });
+    this.#records = new TaskRecords({
+      kv: options.bus.kv,
+      clock: options.clock,
+      logger: this.#log,
+      agent: options.agent,
+    });
+  }
+
+  /** Applies the restart rules to earlier records, then starts consuming the mailbox. */
+  async start(): Promise<void> {
+    const recovered = await this.#records.recover(this.#o.retentionMs ?? DEFAULT_RETENTION_MS);
+    if (recovered.interrupted > 0) this.#log.warn(recovered, 'tasks interrupted by a restart');
+    this.#loop ??= this.#run();
+  }
+
+  /** The id of the task being executed, or null when idle. */
+  currentTask(): string | null {
+    return this.#current;
+  }
+
+  /** Where task `taskId` stands. */
+  async lookup(taskId: string): Promise<TaskLookup> {
+    const record = await this.#records.get(taskId);
+    if (record === null) return { kind: 'unknown' };
+    if (record.state === 'interrupted') return { kind: 'interrupted' };
+    if (record.state === 'done' && record.result !== undefined) return { kind: 'done', doc: record.result };
+    return { kind: 'state', state: record.state === 'queued' ? 'queued' : 'running' };
+  }
+
+  /** Queues a task; resolves once it is stored, with a promise of its reply document. */
+  async submit(task: TaskInput): Promise<{ readonly reply: Promise<ResultDoc | ErrorDoc> }> {
+    const submission = this.#o.ids.next();
+    const reply = new Promise<ResultDoc | ErrorDoc>((resolve) => this.#waiters.set(submission, resolve));
+    try {
+      await this.#records.enqueue(submission, { ...task });
+      await this.#o.bus.send({
+        id: submission,
+        to: this.#o.agent,
+        from: SOCKET_SENDER,
+        type: SOCKET_TASK_TYPE,
+      });
+    } catch (err) {
+      this.#waiters.delete(submission);
+      throw err;
+    }
+    return { reply };
+  }
+
+  /** Stops consuming, aborts the running task (left for the restart rules) and answers pending waiters. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#stop.abort(new Error('yadon agent stopping'));
+      await this.#loop;
+      const stopping = errorDoc(this.#o.agent, `${CONNECTION_ERROR_PREFIX}agent host stopping`);
+      for (const resolve of this.#waiters.values()) resolve(stopping);
+      this.#waiters.clear();
+    })();
+    return this.#closing;
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      let delivery: Delivery | null;
+      try {
+        delivery = await this.#o.bus.receive(this.#o.agent, {
+          timeoutMs: RECEIVE_WAIT_MS,
+          leaseMs: this.#leaseMs(),
+          signal,
+        });
+      } catch (err) {
+        if (signal.aborted || isMusubiError(err, 'BUS_CLOSED')) return;
+        this.#log.error({ err }, 'receiving from the mailbox failed');
+        await this.#pause(LOOP_ERROR_PAUSE_MS);
+        continue;
+      }
+      if (delivery !== null)
+        await this.#handle(delivery).catch((err: unknown) =>
+          this.#log.error({ err }, 'task handling failed'),
+        );
+    }
+  }
+
+  #leaseMs(): number {
+    return this.#o.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = this.#o.clock.setTimer(resolve, ms);
+      this.#stop.signal.addEventListener('abort', () => (timer.cancel(), resolve()), { once: true });
+    });
+  }
+
+  /** The task a delivery carries, or null when it must not run (finished, or cleared by a restart). */
+  async #claimed(delivery: Delivery): Promise<Claimed | null> {
+    const envelope = delivery.envelope;
+    if (envelope.type === SOCKET_TASK_TYPE) {
+      const input = await this.#records.input(envelope.id);
+      return input === null ? null : { task: input, submission: envelope.id };
+    }
+    if (envelope.type === 'result') return null; // a reply addressed to this agent is not a task
+    const record = await this.#records.get(envelope.id);
+    if (
+      record !== null &&
+      record.submission === envelope.id &&
+      (record.state === 'done' || record.state === 'interrupted')
+    ) {
+      return null;
+    }
+    const task = { id: envelope.id, instruction: envelope.body, projectDir: this.#o.defaultProjectDir };
+    return { task, submission: envelope.id, replyTo: envelope.from };
+  }
+
+  async #handle(delivery: Delivery): Promise<void> {
+    const claimed = await this.#claimed(delivery);
+    if (claimed === null) {
+      this.#log.info({ messageId: delivery.envelope.id }, 'skipping a message with no task to run');
+      await this.#o.bus.ack(delivery.deliveryId);
+      return;
+    }
+    const { task, submission } = claimed;
+    const now = this.#o.clock.now();
+    await this.#records.update(
+      task.id,
+      submission,
+      (r) => ({ ...r, state: 'running', startedAt: now }),
+      () => ({
+        id: task.id,
+        agent: this.#o.agent,
+        submission,
+        state: 'running',
+        createdAt: now,
+        startedAt: now,
+      }),
+    );
+    this.#current = task.id;
+    const keepAlive = this.#keepLease(delivery.deliveryId);
+    let outcome: TaskOutcome;
+    try {
+      outcome = await this.#o.execute(task, this.#stop.signal);
+    } catch (err) {
+      this.#log.error({ err, taskId: task.id }, 'task execution failed');
+      const detail = err instanceof Error ? err.message : String(err);
+      outcome = { kind: 'done', doc: errorDoc(this.#o.agent, `${CONNECTION_ERROR_PREFIX}${detail}`) };
+    } finally {
+      keepAlive.cancel();
+      this.#current = null;
+    }
+    if (outcome.kind === 'canceled') return; // the host is stopping: the restart rules apply
+    if (outcome.kind === 'crashed') {
+      const nack = await this.#o.bus.nack(delivery.deliveryId, { reason: outcome.reason });
+      this.#log.warn(
+        { taskId: task.id, reason: outcome.reason, outcome: nack.outcome },
+        'agent crashed during a task',
+      );
+      if (nack.outcome === 'retry') {
+        await this.#records.update(task.id, submission, (r) => ({ ...r, state: 'queued' }));
+        return;
+      }
+      await this.#finish(claimed, this.#o.onGaveUp(task, outcome.reason));
+      return;
+    }
+    await this.#finish(claimed, outcome.doc);
+    await this.#o.bus
+      .ack(delivery.deliveryId)
+      .catch((err: unknown) => this.#log.warn({ err, taskId: task.id }, 'ack failed'));
+  }
+
+  async #finish(claimed: Claimed, doc: ResultDoc | ErrorDoc): Promise<void> {
+    const { task, submission } = claimed;
+    const now = this.#o.clock.now();
+    await this.#records.update(task.id, submission, (r) => ({
+      ...r,
+      state: 'done',
+      finishedAt: now,
+      result: { ...doc },
+    }));
+    await this.#records.dropInput(submission);
+    this.#waiters.get(submission)?.(doc);
+    this.#waiters.delete(submission);
+    if (claimed.replyTo === undefined) return;
+    await this.#o.bus
+      .send({
+        to: claimed.replyTo,
+        from: this.#o.agent,
+        type: 'result',
+        thread: submission,
+        body: pyDumps(doc),
+      })
+      .catch((err: unknown) => this.#log.error({ err, taskId: task.id }, 'could not send the result back'));
+  }
+
+  /** Extends the delivery's lease every third of its length until cancelled. */
+  #keepLease(deliveryId: string): Timer {
+    const every = Math.max(1_000, Math.floor(this.#leaseMs() / 3));
+    let timer: Timer | undefined;
+    let isCancelled = false;
+    const tick = (): void => {
+      this.#o.bus
+        .extend(deliveryId, { leaseMs: this.#leaseMs() })
+        .catch((err: unknown) => this.#log.warn({ err }, 'lease extension failed'))
+        .finally(() => {
+          if (!isCancelled) timer = this.#o.clock.setTimer(tick, every);
+        });
+    };
+    timer = this.#o.clock.setTimer(tick, every);
+    return { cancel: () => ((isCancelled = true), timer?.cancel()) };
+  }
+}
