@@ -25,6 +25,9 @@ const clock = createSystemClock();
 let dir: string;
 let prefix: string;
 const closers: (() => Promise<void>)[] = [];
+// Worker processes a case starts; stopped after each case even when it fails or times out.
+const workers: WorkerProcess[] = [];
+const everStarted: WorkerProcess[] = [];
 
 const storeUrl = (): string => `nats://${SHARED_NATS}?prefix=${prefix}`;
 
@@ -48,12 +51,21 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'musubi-nats-'));
 });
 afterEach(async () => {
+  for (const worker of workers.splice(0)) await worker[Symbol.asyncDispose]();
   for (const close of closers.splice(0).reverse()) await close();
   if (unavailable === null) await deleteNamespace(SHARED_NATS, prefix);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  expect(everStarted.filter((w) => w.isRunning)).toEqual([]);
 });
+
+async function startWorker(...args: Parameters<typeof WorkerProcess.start>): Promise<WorkerProcess> {
+  const worker = await WorkerProcess.start(...args);
+  workers.push(worker);
+  everStarted.push(worker);
+  return worker;
+}
 
 describe.skipIf(unavailable !== null)('nats - several hubs sharing one team', () => {
   it('delivers messages both ways between agents on two hubs through the bus CLI', async () => {
@@ -144,11 +156,7 @@ describe.skipIf(unavailable !== null)('nats - several hubs sharing one team', ()
   it('redelivers the leases of a SIGKILLed consumer to the surviving one and loses nothing', async () => {
     prefix = uniquePrefix('kill');
     const producer = await openHub();
-    await using doomed = await WorkerProcess.start(storeUrl(), 'jobs', {
-      leaseMs: 1_500,
-      holdMs: 150,
-      concurrency: 4,
-    });
+    const doomed = await startWorker(storeUrl(), 'jobs', { leaseMs: 1_500, holdMs: 150, concurrency: 4 });
     const count = 60;
     for (let i = 0; i < count; i++)
       await producer.send({ id: `job-${i}`, from: 'lead', to: 'jobs', type: 'task' });
@@ -160,7 +168,7 @@ describe.skipIf(unavailable !== null)('nats - several hubs sharing one team', ()
     await doomed.kill('SIGKILL');
     const heldAtDeath = new Set(doomed.holding());
 
-    await using survivor = await WorkerProcess.start(storeUrl(), 'jobs', { leaseMs: 1_500, concurrency: 4 });
+    const survivor = await startWorker(storeUrl(), 'jobs', { leaseMs: 1_500, concurrency: 4 });
     const allAcked = (): Set<string> => new Set([...doomed.acked(), ...survivor.acked()]);
     await waitUntil(() => allAcked().size === count, 30_000, 'every job to be acked');
     const redelivered = survivor.events.filter((e) => e.kind === 'acked' && heldAtDeath.has(e.id));

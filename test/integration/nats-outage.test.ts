@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBus } from '../../src/bus/bus.js';
 import type { Bus } from '../../src/bus/bus.types.js';
 import { createSystemClock } from '../../src/core/clock.js';
@@ -20,13 +20,32 @@ import { WorkerProcess } from '../fixtures/worker-process.js';
 const unavailable = await natsUnavailableReason({ needsBinary: true });
 const clock = createSystemClock();
 let dir: string;
+// Everything a case starts is stopped here too, so a failing or timed-out case leaves no child behind.
+const cleanup: AsyncDisposable[] = [];
+const spawned: ChildProcess[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'musubi-nats-outage-'));
 });
+afterEach(async () => {
+  for (const child of spawned)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const resource of cleanup.splice(0).reverse()) await resource[Symbol.asyncDispose]();
+});
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  await waitUntil(
+    () => spawned.every((c) => c.exitCode !== null || c.signalCode !== null),
+    5_000,
+    'children to exit',
+  );
 });
+
+/** Keeps `resource` for the afterEach cleanup and returns it. */
+function track<T extends AsyncDisposable>(resource: T): T {
+  cleanup.push(resource);
+  return resource;
+}
 
 /** Sends, retrying while the store is unavailable (NATS restarting), until `deadline`. */
 async function sendRetrying(bus: Bus, id: string, deadline: number): Promise<void> {
@@ -47,6 +66,7 @@ async function startHubProcess(storeUrl: string) {
     env: { ...process.env, MUSUBI_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.push(child);
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -57,11 +77,11 @@ async function startHubProcess(storeUrl: string) {
 
 describe.skipIf(unavailable !== null)('nats - outages', () => {
   it('keeps a hub and a consumer running across a nats-server restart and loses nothing acknowledged', async () => {
-    await using server = await NatsServerProcess.start();
+    const server = track(await NatsServerProcess.start());
     const url = `nats://${server.hostPort}?prefix=outage`;
     const hub = await startHubProcess(url);
     expect(hub.output()).toContain(`musubi hub up (store ${url})`);
-    await using worker = await WorkerProcess.start(url, 'jobs', { leaseMs: 2_000, concurrency: 2 });
+    const worker = track(await WorkerProcess.start(url, 'jobs', { leaseMs: 2_000, concurrency: 2 }));
     const store = await NatsStore.open({ location: parseNatsUrl(url), clock });
     const bus = createBus({
       store,
@@ -107,7 +127,7 @@ describe.skipIf(unavailable !== null)('nats - outages', () => {
   it('retries the first connection until a late nats-server comes up', async () => {
     const port = await freePort();
     const connecting = connectNats(parseNatsUrl(`nats://127.0.0.1:${port}?connectTimeoutMs=20000`));
-    await using _server = await NatsServerProcess.start({ port });
+    track(await NatsServerProcess.start({ port }));
     const nc = await connecting;
     expect(nc.isClosed()).toBe(false);
     await nc.close();
