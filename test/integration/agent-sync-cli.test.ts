@@ -4,14 +4,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { ask, freePort, startServer, waitFor, type TestServer } from '../fixtures/agent-sync-harness.js';
+import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
 import { CLI_ENTRY, TSX_LOADER, runCli } from '../fixtures/run-cli.js';
 
 let server: TestServer;
-beforeAll(async () => (server = await startServer({ agents: ['agent-a', 'agent-b'] })));
-afterAll(() => server.close());
+let musubi: BundledCli;
+beforeAll(async () => {
+  musubi = await bundleCli();
+  server = await startServer({ agents: ['agent-a', 'agent-b'] });
+});
+afterAll(async () => {
+  await server.close();
+  await musubi.remove();
+});
 
 const sync = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  runCli(['agent-sync', ...args, '--port', String(server.port)], { cwd: server.cwd, env });
+  musubi.run(['agent-sync', ...args, '--port', String(server.port)], { cwd: server.cwd, env });
 
 /** A TCP server that accepts and then either hangs or closes at once. */
 async function misbehaving(mode: 'hang' | 'close'): Promise<{ server: Server; port: number }> {
@@ -98,8 +106,8 @@ describe('musubi agent-sync client subcommands', () => {
     const port = await freePort();
     const closing = await misbehaving('close');
     const [peek, closed] = await Promise.all([
-      runCli(['agent-sync', 'peek', 'agent-a', '--port', String(port)], { cwd: server.cwd }),
-      runCli(['agent-sync', 'status', '--port', String(closing.port)], { cwd: server.cwd }),
+      musubi.run(['agent-sync', 'peek', 'agent-a', '--port', String(port)], { cwd: server.cwd }),
+      musubi.run(['agent-sync', 'status', '--port', String(closing.port)], { cwd: server.cwd }),
     ]);
     closing.server.close();
     expect(peek.code).toBe(1);
@@ -109,7 +117,7 @@ describe('musubi agent-sync client subcommands', () => {
 
   it('gives up waiting for a listen reply after its timeout plus 5 s', async () => {
     const hanging = await misbehaving('hang');
-    const run = await runCli(
+    const run = await musubi.run(
       ['agent-sync', 'listen', 'agent-a', '--timeout', '1', '--port', String(hanging.port)],
       {
         cwd: server.cwd,

@@ -3,20 +3,25 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ask, freePort, startServer, type TestServer } from '../fixtures/agent-sync-harness.js';
-import { runCli } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
 
 let server: TestServer;
+let musubi: BundledCli;
 beforeAll(async () => {
+  musubi = await bundleCli();
   server = await startServer();
   await ask(server.port, { cmd: 'join', agent: 'agent-a' });
   await ask(server.port, { cmd: 'join', agent: 'agent-b' });
   await ask(server.port, { cmd: 'send', to: 'agent-b', text: 'one' });
   await ask(server.port, { cmd: 'send', to: 'agent-b', text: 'two' });
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  await musubi.remove();
+});
 
 const hook = (kind: string, input: unknown, env: NodeJS.ProcessEnv = {}, args: string[] = []) =>
-  runCli(['agent-sync', 'hook', kind, ...args], {
+  musubi.run(['agent-sync', 'hook', kind, ...args], {
     cwd: server.cwd,
     input: typeof input === 'string' ? input : JSON.stringify(input),
     env: { AGENT_SYNC_PORT: String(server.port), ...env },

@@ -101,7 +101,7 @@ describe('agent-sync wire - framing and bad input', () => {
     ];
     let done = 0;
     const batch = async (i: number): Promise<void> =>
-      new Promise((resolve) => {
+      new Promise<void>((resolve) => {
         const socket = connect({ host: '127.0.0.1', port: server.port });
         socket.on('error', () => resolve());
         socket.on('close', () => resolve());
