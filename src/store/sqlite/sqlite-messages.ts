@@ -36,6 +36,7 @@ export class SqliteMessages {
     now: number;
   }>;
   readonly #seqOf: Database.Statement<[string, string]>;
+  readonly #hasClaimable: Database.Statement<{ mailbox: string; now: number }>;
   readonly #promote: Database.Statement<[string, number]>;
   readonly #claimNext: Database.Statement<[number, string]>;
   readonly #quarantine: Database.Statement<[number]>;
@@ -56,6 +57,12 @@ export class SqliteMessages {
         'VALUES (@seq, @mailbox, @id, @priority, @envelope, 0, 0, 0, @now)',
     );
     this.#seqOf = db.prepare('SELECT seq FROM messages WHERE mailbox = ? AND id = ?');
+    this.#hasClaimable = db
+      .prepare(
+        'SELECT EXISTS (SELECT 1 FROM messages WHERE mailbox = @mailbox AND state = 0) OR ' +
+          'EXISTS (SELECT 1 FROM messages WHERE mailbox = @mailbox AND state = 1 AND available_at <= @now)',
+      )
+      .pluck();
     this.#promote = db.prepare(
       'UPDATE messages SET state = 0, is_leased = 0 WHERE mailbox = ? AND state = 1 AND available_at <= ?',
     );
@@ -88,8 +95,12 @@ export class SqliteMessages {
     return this.#immediate(() => this.#append(mailbox, envelope, now));
   }
 
-  /** Throws STORE_CORRUPT (after quarantining the row, so the next claim moves on) for a bad envelope. */
+  /**
+   * Throws STORE_CORRUPT (after quarantining the row, so the next claim moves on) for a bad envelope.
+   * Looks first without the write lock, so idle consumers polling an empty mailbox never block writers.
+   */
   claim(mailbox: string, leaseMs: number, now: number): Delivery | null {
+    if (this.#hasClaimable.get({ mailbox, now }) !== 1) return null;
     const outcome = this.#immediate(() => this.#claim(mailbox, now + leaseMs, now));
     if (outcome === null) return null;
     if ('corrupt' in outcome) throw outcome.corrupt;
