@@ -20,9 +20,8 @@ const FOLLOW_BATCH = 1_024;
  */
 const PULL_EXPIRES_MS = 2_000;
 
-/** Collaborators of {@link JournalFollower.start}. */
-export interface JournalFollowerOptions {
-  readonly js: JetStreamClient;
+/** What the follower needs to apply a record to the view. */
+export interface FollowedRecordOptions {
   readonly names: JournalNames;
   readonly view: JournalView;
   readonly clock: Clock;
@@ -31,11 +30,31 @@ export interface JournalFollowerOptions {
 }
 
 /**
- * Keeps a {@link JournalView} up to date: an ordered consumer that first delivers the newest record
- * of every subject, then every new record in stream order. Records this process wrote are already in
- * the view and are skipped without parsing. A record that fails its schema is skipped (the view then
- * lacks that message until a later record or a compare-and-set refresh replaces it). Reconnects are
- * handled by the ordered consumer, which resumes after the last sequence it delivered.
+ * Builds the function that applies one followed record to the view: records already known (this
+ * process's own writes) are skipped without parsing; a record that fails its schema is skipped (the
+ * view then lacks that message until a later record or a compare-and-set refresh replaces it).
+ */
+export function followedRecordApplier(options: FollowedRecordOptions): (msg: JsMsg) => void {
+  const { view, names } = options;
+  return (msg) => {
+    const seq = msg.seq;
+    if (msg.subject === names.eventSubject || seq <= view.revisionOf(msg.subject)) return;
+    try {
+      const record = parseJournalRecord(msg.string(), seq);
+      const entry = view.apply(msg.subject, seq, record, { now: options.clock.now(), isFetched: false });
+      if (entry != null && entry.record.op !== 'dead' && !entry.record.isLeased) {
+        options.onAvailable(entry.record.mailbox);
+      }
+    } catch {
+      // A corrupt record must not stop the follower; readEvents skips it too (never used).
+    }
+  };
+}
+
+/**
+ * Follows the whole journal with an ordered consumer that first delivers the newest record of every
+ * subject, then every new record in stream order, handing each to `onRecord`. Reconnects are handled
+ * by the ordered consumer, which resumes after the last sequence it delivered.
  */
 export class JournalFollower {
   readonly #consumer: Consumer;
@@ -47,17 +66,17 @@ export class JournalFollower {
   }
 
   /** Starts following; resolves once the consumer exists (the caller waits for the catch-up). */
-  static async start(options: JournalFollowerOptions): Promise<JournalFollower> {
-    const { js, names } = options;
+  static async start(options: {
+    readonly js: JetStreamClient;
+    readonly names: JournalNames;
+    readonly onRecord: (msg: JsMsg) => void;
+  }): Promise<JournalFollower> {
+    const { js, names, onRecord } = options;
     const consumer = await natsCall('following the journal', () =>
       js.consumers.get(names.stream, { deliver_policy: DeliverPolicy.LastPerSubject }),
     );
     const messages = await natsCall('following the journal', () =>
-      consumer.consume({
-        max_messages: FOLLOW_BATCH,
-        expires: PULL_EXPIRES_MS,
-        callback: (msg) => deliver(options, msg),
-      }),
+      consumer.consume({ max_messages: FOLLOW_BATCH, expires: PULL_EXPIRES_MS, callback: onRecord }),
     );
     return new JournalFollower(consumer, messages);
   }
@@ -68,21 +87,4 @@ export class JournalFollower {
     // Ordered consumers are ephemeral; if this delete is lost the server drops them when idle.
     this.#consumer.delete().catch(() => undefined);
   }
-}
-
-function deliver(options: JournalFollowerOptions, msg: JsMsg): void {
-  const { view, names } = options;
-  const seq = msg.seq;
-  if (msg.subject !== names.eventSubject && seq > view.revisionOf(msg.subject)) {
-    try {
-      const record = parseJournalRecord(msg.string(), seq);
-      const entry = view.apply(msg.subject, seq, record, { now: options.clock.now(), isFetched: false });
-      if (entry != null && entry.record.op !== 'dead' && !entry.record.isLeased) {
-        options.onAvailable(entry.record.mailbox);
-      }
-    } catch {
-      // A corrupt record must not stop the follower; readEvents reports it as STORE_CORRUPT.
-    }
-  }
-  view.noteFollowed(seq);
 }

@@ -4,6 +4,7 @@ import { parseJournalRecord, type JournalRecord } from './journal-record.js';
 import { parseMessageSubject, type JournalNames } from './journal-names.js';
 import type { JournalView } from './journal-view.js';
 import type { MessageEntry } from './mailbox-view.js';
+import type { FollowedMessage, OwnWrites } from './own-writes.js';
 import { isWrongLastSequence, natsCall, storeUnavailable } from './nats-errors.js';
 
 /** How long a read waits for the follower to reach the journal's end before STORE_UNAVAILABLE. */
@@ -16,6 +17,8 @@ export interface JournalWriterOptions {
   readonly names: JournalNames;
   readonly view: JournalView;
   readonly clock: Clock;
+  /** Only starting and ending writes; the follower feeds the rest. */
+  readonly ownWrites: Pick<OwnWrites<FollowedMessage>, 'begin' | 'end'>;
   /** Aborts when the store closes, ending any wait. */
   readonly closeSignal: AbortSignal;
 }
@@ -41,17 +44,22 @@ export class JournalWriter {
     record: JournalRecord,
     expectedRevision: number,
   ): Promise<number | 'conflict'> {
+    const { js, ownWrites, view, clock } = this.#o;
+    ownWrites.begin(subject);
     let seq: number;
     try {
-      const ack = await this.#o.js.publish(subject, JSON.stringify(record), {
+      const ack = await js.publish(subject, JSON.stringify(record), {
         expect: { lastSubjectSequence: expectedRevision },
       });
       seq = ack.seq;
     } catch (err) {
+      ownWrites.end(subject, null);
       if (isWrongLastSequence(err)) return 'conflict';
       throw storeUnavailable(err, 'writing a message record');
     }
-    this.#o.view.apply(subject, seq, record, { now: this.#o.clock.now(), isFetched: true });
+    if (!ownWrites.end(subject, { seq, record })) {
+      view.apply(subject, seq, record, { now: clock.now(), isFetched: true });
+    }
     return seq;
   }
 

@@ -16,7 +16,7 @@ import type {
   Store,
   StoredMessage,
 } from '../store.js';
-import { JournalFollower } from './journal-follower.js';
+import { followedRecordApplier, JournalFollower } from './journal-follower.js';
 import { journalNames, type JournalNames } from './journal-names.js';
 import { trimJournal } from './journal-trimmer.js';
 import { JournalView } from './journal-view.js';
@@ -27,6 +27,7 @@ import { NatsEventLog } from './nats-event-log.js';
 import { NatsKvSpace } from './nats-kv-space.js';
 import type { NatsLocation } from './nats-location.js';
 import { NatsMailboxes } from './nats-mailboxes.js';
+import { OwnWrites } from './own-writes.js';
 import { ensureJournalStream } from './journal-stream.js';
 
 /** How often a running store trims the journal down to its retention. */
@@ -105,15 +106,20 @@ export class NatsStore implements Store {
       const view = new JournalView();
       const listeners = new AvailableListeners();
       const { clock } = options;
-      const writer = new JournalWriter({ js, jsm, names, view, clock, closeSignal: closer.signal });
-      const lastSeq = await writer.lastSeq();
-      const follower = await JournalFollower.start({
+      const onAvailable = (mailbox: string): void => listeners.notify(mailbox);
+      const applyFollowed = followedRecordApplier({ names, view, clock, onAvailable });
+      const ownWrites = new OwnWrites({ view, clock, applyFollowed });
+      const writer = new JournalWriter({
         js,
+        jsm,
         names,
         view,
         clock,
-        onAvailable: (mailbox) => listeners.notify(mailbox),
+        ownWrites,
+        closeSignal: closer.signal,
       });
+      const lastSeq = await writer.lastSeq();
+      const follower = await JournalFollower.start({ js, names, onRecord: (msg) => ownWrites.deliver(msg) });
       cleanup.push(() => follower.close());
       await view.waitFollowed(lastSeq, { timeoutMs: CATCH_UP_TIMEOUT_MS, signal: closer.signal });
       return new NatsStore({ nc, jsm, names, view, follower, kv, closer, listeners }, options, writer);
