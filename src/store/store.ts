@@ -84,8 +84,10 @@ export interface Store extends AsyncDisposable {
   readonly kind: string;
 
   /**
-   * Appends to a mailbox. Idempotent on (mailbox, envelope.id): a repeat returns the original seq with
-   * `isDuplicate` and changes nothing. Records `message.sent` in the same transaction. `attempt` is stored as 0.
+   * Appends to a mailbox. Idempotent on (mailbox, envelope.id) while that message is live (ready, delayed,
+   * leased) or dead-lettered: a repeat returns the original seq with `isDuplicate` and changes nothing.
+   * Once acked, the id is forgotten and the same id appends a new message. Records `message.sent` in the
+   * same transaction. `attempt` is stored as 0.
    */
   append(mailbox: string, envelope: Envelope): Promise<AppendResult>;
 
@@ -111,7 +113,7 @@ export interface Store extends AsyncDisposable {
    */
   deadLetter(deliveryId: string, options: { readonly reason: string }): Promise<DeadLetter>;
 
-  /** Messages of a mailbox in delivery order (priority, then seq), nothing claimed. */
+  /** Messages of a mailbox in delivery order (priority, then seq), nothing claimed; all of them without `limit`. */
   peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]>;
 
   /** Counts for one mailbox (all zero for a mailbox never used). */
@@ -121,8 +123,9 @@ export interface Store extends AsyncDisposable {
   listMailboxes(): Promise<MailboxCounts[]>;
 
   /**
-   * The earliest future time at which something in `mailbox` becomes claimable without a new write
-   * (a delay elapsing or a lease expiring), or null. The bus sets one timer from it instead of polling.
+   * The earliest time at which a delayed or leased message of `mailbox` becomes claimable without a new
+   * write (a delay elapsing or a lease expiring), or null. It may lie in the past (due but not yet
+   * claimed). The bus sets one timer from it instead of polling.
    */
   nextDueAt(mailbox: string): Promise<number | null>;
 
@@ -131,7 +134,8 @@ export interface Store extends AsyncDisposable {
 
   /**
    * Moves every dead letter with this envelope id back into its mailbox with attempt 0, recording
-   * `message.requeued`. Resolves the requeued letters; throws NOT_FOUND when there is none.
+   * `message.requeued`. A requeued message gets a new seq: it goes to the back of its priority level.
+   * Resolves the requeued letters; throws NOT_FOUND when there is none.
    */
   requeueDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
 
