@@ -5,6 +5,7 @@ import { registerAgentCommands } from './commands/agent.js';
 import { registerAgentSyncCommands } from './commands/agent-sync.js';
 import { registerBusCommands } from './commands/bus.js';
 import { registerUpCommand } from './commands/up.js';
+import { registerYadonCommands } from './commands/yadon.js';
 import { version } from './version.js';
 
 /** Builds the `musubi` program. Command modules register themselves; heavy code loads inside actions. */
@@ -22,6 +23,7 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
   registerBusCommands(program, ctx);
   registerAgentCommands(program, ctx);
   registerAgentSyncCommands(program, ctx);
+  registerYadonCommands(program, ctx);
   return program;
 }
 

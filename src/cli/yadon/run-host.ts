@@ -1,0 +1,171 @@
+import type { AgentBackend } from '../../agents/agent-runner.js';
+import { createAgentRunner } from '../../agents/create-agent-runner.js';
+import { ChildReaper } from '../../agents/process/child-reaper.js';
+import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
+import { installedBackends } from '../../agents/selection/resolve-agent-choice.js';
+import { selectBackend } from '../../agents/selection/select-backend.js';
+import { createSystemClock } from '../../core/clock.js';
+import type { Config } from '../../core/config.schema.js';
+import { isMusubiError } from '../../core/errors.js';
+import { createIdGenerator } from '../../core/ids.js';
+import { createYadonGateway } from '../../gateways/yadon/yadon-gateway.js';
+import {
+  hostSocketPaths,
+  MANAGER_NAME,
+  resolveSocketDir,
+  resolveWorkerCount,
+  workerName,
+} from '../../gateways/yadon/yadon-paths.js';
+import { startHub } from '../../hub/hub.js';
+import type { CliContext } from '../cli-context.js';
+import { removeHostFiles, writeHostFiles } from './host-files.js';
+
+/** What a host tells the process that started it (over IPC when it is a daemon). */
+export type HostReport =
+  | { readonly kind: 'ready'; readonly pid: number; readonly warnings: readonly string[] }
+  | { readonly kind: 'refused'; readonly path: string }
+  | { readonly kind: 'failed'; readonly message: string };
+
+/** The refusal of spec yadon.md 2.2 (stderr, exit 1). */
+export function refusalLines(path: string): string {
+  return `エラー: ソケットが既に使用中です (${path})\n別の yadon が稼働中です。先にそれを停止してください\n`;
+}
+
+interface AgentPlan {
+  readonly name: string;
+  readonly backend: AgentBackend;
+  readonly model?: string;
+}
+
+function planAgents(
+  config: Config,
+  env: CliContext['env'],
+  count: number,
+  installed: Set<AgentBackend>,
+): { manager: AgentPlan; workers: AgentPlan[] } {
+  const isInstalled = (b: AgentBackend): boolean => installed.has(b);
+  const manager = selectBackend({ agent: MANAGER_NAME, tier: 'manager', config, env, isInstalled });
+  const workers = Array.from({ length: count }, (_, i) => ({
+    name: workerName(i + 1),
+    ...selectBackend({
+      agent: workerName(i + 1),
+      workerNumber: i + 1,
+      tier: 'worker',
+      config,
+      env,
+      isInstalled,
+    }),
+  }));
+  return { manager: { name: MANAGER_NAME, ...manager }, workers };
+}
+
+/** `agent CLI 'gemini' not found on PATH (yadon-2, yadon-4)` for every selected CLI that is missing. */
+function missingCliWarnings(plans: readonly AgentPlan[], installed: Set<AgentBackend>): string[] {
+  const missing = new Map<string, string[]>();
+  for (const p of plans) {
+    if (p.backend === 'scripted' || installed.has(p.backend)) continue;
+    const command = CLI_BACKENDS[p.backend].command;
+    missing.set(command, [...(missing.get(command) ?? []), p.name]);
+  }
+  return [...missing].map(
+    ([command, agents]) => `agent CLI '${command}' not found on PATH (${agents.join(', ')})`,
+  );
+}
+
+function waitForStopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+/**
+ * Runs the yadon agent host in this process (`musubi yadon host --foreground`): a hub with the yadon
+ * gateway on the configured store, one runner per agent chosen by the selection rules (LLM_BACKEND,
+ * YADON_<n>_BACKEND with the worker's own tier model). Reports readiness or refusal through `report`,
+ * writes the pid and info files, serves until SIGINT/SIGTERM, then closes in reverse order and removes
+ * its files. Resolves the exit code.
+ */
+export async function runYadonHost(options: {
+  readonly ctx: CliContext;
+  readonly workDir: string;
+  readonly report: (report: HostReport) => void;
+}): Promise<number> {
+  const { ctx, workDir } = options;
+  const env = ctx.env;
+  const socketDir = resolveSocketDir(env);
+  const count = resolveWorkerCount(env);
+  const config = await ctx.loadConfig();
+  const rootLogger = ctx.logger(config);
+  const logger = rootLogger.child({ component: 'yadon-host' });
+  const clock = createSystemClock();
+  const reaper = new ChildReaper();
+  const installed = await installedBackends(env);
+  const plans = planAgents(config, env, count, installed);
+  const warnings = missingCliWarnings([plans.manager, ...plans.workers], installed);
+  for (const warning of warnings) logger.warn({ warning }, 'selected agent CLI is missing');
+  const runnerOf = (p: AgentPlan) =>
+    createAgentRunner({ backend: p.backend, env, reaper, ...(p.model !== undefined && { model: p.model }) });
+  const managerRunner = runnerOf(plans.manager);
+  const workerRunners = plans.workers.map(runnerOf);
+  let hub;
+  try {
+    hub = await startHub({
+      config,
+      cwd: process.cwd(),
+      logger: rootLogger,
+      clock,
+      ids: createIdGenerator(clock),
+      gateways: ({ bus }) => [
+        createYadonGateway({
+          bus,
+          logger: rootLogger,
+          clock,
+          ids: createIdGenerator(clock),
+          socketDir,
+          workerCount: count,
+          workDir,
+          managerRunner,
+          workerRunner: (n) => workerRunners[n - 1] ?? managerRunner,
+        }),
+      ],
+    });
+  } catch (err) {
+    if (isMusubiError(err, 'GATEWAY_ADDRESS_IN_USE')) {
+      const path = typeof err.details?.['path'] === 'string' ? err.details['path'] : socketDir;
+      ctx.stderr.write(refusalLines(path));
+      options.report({ kind: 'refused', path });
+      return 1;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    ctx.stderr.write(`エラー: ${message}\n`);
+    options.report({ kind: 'failed', message });
+    return 1;
+  }
+  const workerBackends = Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [String(i + 1), env[`YADON_${i + 1}_BACKEND`]] as const).filter(
+      (e): e is readonly [string, string] => e[1] !== undefined,
+    ),
+  );
+  await writeHostFiles(socketDir, {
+    pid: process.pid,
+    workDir,
+    cwd: process.cwd(),
+    workerCount: count,
+    llmBackend: env['LLM_BACKEND'] ?? null,
+    workerBackends,
+    store: config.store,
+    sockets: hostSocketPaths(socketDir, count),
+  });
+  logger.info({ socketDir, workDir, agents: plans }, 'yadon host ready');
+  options.report({ kind: 'ready', pid: process.pid, warnings });
+  await waitForStopSignal();
+  await hub.close().catch((err: unknown) => logger.error({ err }, 'yadon host shutdown had failures'));
+  await removeHostFiles(socketDir, process.pid);
+  return 0;
+}
