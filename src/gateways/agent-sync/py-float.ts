@@ -7,6 +7,12 @@ export function pyFloatRepr(x: number): string {
   if (Number.isNaN(x)) return 'nan';
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const magnitude = Math.abs(x);
+  if (magnitude >= 1e-4 && magnitude < 1e16) {
+    // JS prints this range in fixed notation with the same shortest digits as repr (timestamps land here).
+    const fixed = String(x);
+    return fixed.includes('.') ? fixed : `${fixed}.0`;
+  }
   // toExponential() without an argument yields the shortest digits that round-trip, as repr does.
   const [mantissa = '', expText = '0'] = x.toExponential().split('e');
   const exp = Number(expText);
