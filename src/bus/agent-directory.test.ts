@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../test/fakes/fake-clock.js';
+import { isMusubiError } from '../core/errors.js';
+import { createIdGenerator } from '../core/ids.js';
+import { createSilentLogger } from '../core/logger.js';
+import { MemoryStore } from '../store/memory/memory-store.js';
+import { AgentDirectory } from './agent-directory.js';
+import { createBus } from './bus.js';
+
+function setup(): { directory: AgentDirectory; store: MemoryStore; clock: FakeClock } {
+  const clock = new FakeClock();
+  const store = new MemoryStore({ clock });
+  const bus = createBus({
+    store,
+    clock,
+    ids: createIdGenerator(clock),
+    logger: createSilentLogger(),
+    config: { leaseMs: 1000, retry: { baseMs: 10, capMs: 100, maxAttempts: 3 } },
+  });
+  return { directory: new AgentDirectory({ bus, clock }), store, clock };
+}
+
+describe('agent directory', () => {
+  it('creates, merges and clears fields and publishes each change', async () => {
+    const { directory, store, clock } = setup();
+    await directory.update('worker-1', {
+      protocol: 'yadon',
+      state: 'busy',
+      currentTask: 't-1',
+      bubble: 'working',
+    });
+    clock.advance(5);
+    const record = await directory.update('worker-1', { state: 'idle', currentTask: null });
+    expect(record).toEqual({
+      name: 'worker-1',
+      protocol: 'yadon',
+      state: 'idle',
+      bubble: 'working',
+      lastSeen: clock.now(),
+    });
+    expect(await directory.list()).toEqual([record]);
+    const events = (await store.readEvents()).filter((e) => e.type === 'agent.status_changed');
+    expect(events).toHaveLength(2);
+  });
+
+  it('keeps every concurrent update when gateways race on one agent', async () => {
+    const { directory } = setup();
+    await Promise.all([
+      directory.update('a', { protocol: 'ignite', role: 'leader' }),
+      directory.update('a', { bubble: 'hello' }),
+      directory.update('a', { backend: 'scripted' }),
+    ]);
+    expect(await directory.get('a')).toMatchObject({
+      protocol: 'ignite',
+      role: 'leader',
+      bubble: 'hello',
+      backend: 'scripted',
+    });
+  });
+
+  it('rejects a bad agent name and cuts long bubbles', async () => {
+    const { directory } = setup();
+    const err: unknown = await directory.update('../x', {}).catch((e: unknown) => e);
+    expect(isMusubiError(err, 'MAILBOX_NAME_INVALID')).toBe(true);
+    const record = await directory.update('b', { bubble: 'x'.repeat(1000) });
+    expect(record.bubble).toHaveLength(280);
+  });
+});
