@@ -1,10 +1,8 @@
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
 import type { Clock, Timer } from '../../core/clock.js';
 import type { Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { BusEvent, StoredEvent } from '../../core/events.js';
-import { AvailableListeners } from '../available-listeners.js';
 import type {
   AppendResult,
   DeadLetter,
@@ -16,41 +14,21 @@ import type {
   Store,
   StoredMessage,
 } from '../store.js';
-import { followedRecordApplier, JournalFollower } from './journal-follower.js';
-import { journalNames, type JournalNames } from './journal-names.js';
 import { trimJournal } from './journal-trimmer.js';
-import { JournalView } from './journal-view.js';
-import { JournalWriter } from './journal-writer.js';
-import { connectNats } from './nats-connection.js';
-import { natsCall, storeUnavailable } from './nats-errors.js';
+import type { JournalWriter } from './journal-writer.js';
 import { NatsEventLog } from './nats-event-log.js';
-import { NatsKvSpace } from './nats-kv-space.js';
 import type { NatsLocation } from './nats-location.js';
 import { NatsMailboxes } from './nats-mailboxes.js';
-import { OwnWrites } from './own-writes.js';
-import { ensureJournalStream } from './journal-stream.js';
+import { openNatsStoreParts, type NatsStoreParts } from './nats-store-parts.js';
 
 /** How often a running store trims the journal down to its retention. */
 const TRIM_INTERVAL_MS = 10 * 60_000;
-/** How long opening waits for the journal follower to catch up with the stream. */
-const CATCH_UP_TIMEOUT_MS = 30_000;
 
 /** Options for {@link NatsStore.open}. */
 export interface NatsStoreOptions {
   readonly location: NatsLocation;
   readonly clock: Clock;
   readonly signal?: AbortSignal;
-}
-
-interface Parts {
-  readonly nc: NatsConnection;
-  readonly jsm: JetStreamManager;
-  readonly names: JournalNames;
-  readonly view: JournalView;
-  readonly follower: JournalFollower;
-  readonly kv: NatsKvSpace;
-  readonly closer: AbortController;
-  readonly listeners: AvailableListeners;
 }
 
 /**
@@ -62,7 +40,7 @@ interface Parts {
  */
 export class NatsStore implements Store {
   readonly kind = 'nats';
-  readonly #p: Parts;
+  readonly #p: NatsStoreParts;
   readonly #clock: Clock;
   readonly #retain: number;
   readonly #writer: JournalWriter;
@@ -71,12 +49,12 @@ export class NatsStore implements Store {
   #trimTimer: Timer | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(parts: Parts, options: NatsStoreOptions, writer: JournalWriter) {
+  private constructor(parts: NatsStoreParts, options: NatsStoreOptions) {
     this.#p = parts;
     this.#clock = options.clock;
     this.#retain = options.location.retain;
+    const { names, view, listeners, writer } = parts;
     this.#writer = writer;
-    const { names, view, listeners } = parts;
     const clock = options.clock;
     this.#mailboxes = new NatsMailboxes({ names, view, writer, clock, listeners });
     const js = jetstream(parts.nc);
@@ -90,44 +68,7 @@ export class NatsStore implements Store {
    * unreachable. The caller closes the store.
    */
   static async open(options: NatsStoreOptions): Promise<NatsStore> {
-    const nc = await connectNats(
-      options.location,
-      options.signal === undefined ? {} : { signal: options.signal },
-    );
-    const closer = new AbortController();
-    const cleanup: (() => void)[] = [];
-    try {
-      const names = journalNames(options.location.prefix);
-      const jsm = await natsCall('connecting to JetStream', () => jetstreamManager(nc));
-      const js = jetstream(nc);
-      await ensureJournalStream(jsm, names);
-      const kv = await NatsKvSpace.open(js, names.kvBucket);
-      cleanup.push(() => kv.close());
-      const view = new JournalView();
-      const listeners = new AvailableListeners();
-      const { clock } = options;
-      const onAvailable = (mailbox: string): void => listeners.notify(mailbox);
-      const applyFollowed = followedRecordApplier({ names, view, clock, onAvailable });
-      const ownWrites = new OwnWrites({ view, clock, applyFollowed });
-      const writer = new JournalWriter({
-        js,
-        jsm,
-        names,
-        view,
-        clock,
-        ownWrites,
-        closeSignal: closer.signal,
-      });
-      const lastSeq = await writer.lastSeq();
-      const follower = await JournalFollower.start({ js, names, onRecord: (msg) => ownWrites.deliver(msg) });
-      cleanup.push(() => follower.close());
-      await view.waitFollowed(lastSeq, { timeoutMs: CATCH_UP_TIMEOUT_MS, signal: closer.signal });
-      return new NatsStore({ nc, jsm, names, view, follower, kv, closer, listeners }, options, writer);
-    } catch (err) {
-      for (const step of cleanup) step();
-      await nc.close().catch(() => undefined); // the open error is the one worth reporting
-      throw storeUnavailable(err, 'opening the store');
-    }
+    return new NatsStore(await openNatsStoreParts(options), options);
   }
 
   append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
@@ -294,6 +235,7 @@ export class NatsStore implements Store {
   }
 
   #scheduleTrim(): void {
+    if (this.#closing !== undefined) return;
     this.#trimTimer = this.#clock.setTimer(() => {
       if (this.#closing !== undefined) return;
       this.trim()
