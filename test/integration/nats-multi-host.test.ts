@@ -153,6 +153,24 @@ describe.skipIf(unavailable !== null)('nats - several hubs sharing one team', ()
     expect(await hubB.count('shared')).toMatchObject({ total: 0 });
   });
 
+  it('redelivers to a hub that is waiting when the hub holding the lease dies', async () => {
+    prefix = uniquePrefix('lease');
+    const [hubA, hubB] = [await openHub(), await openHub()];
+    const closeA = closers[0];
+    const waiting = [hubA, hubB].map((bus) => bus.receive('jobs', { timeoutMs: 15_000, leaseMs: 500 }));
+    await hubA.send({ id: 'job', from: 'lead', to: 'jobs', type: 'task' });
+    const first = await Promise.race(waiting.map((p, i) => p.then((d) => ({ d, i }))));
+    expect(first.d?.envelope.attempt).toBe(1);
+    // The winner "dies" without acking: its store closes and its lease simply runs out.
+    const winnerClose = first.i === 0 ? closeA : closers[1];
+    await winnerClose?.();
+    const started = Date.now();
+    const second = await waiting[1 - first.i];
+    expect(second?.envelope).toMatchObject({ id: 'job', attempt: 2 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    if (second) await (first.i === 0 ? hubB : hubA).ack(second.deliveryId);
+  });
+
   it('redelivers the leases of a SIGKILLed consumer to the surviving one and loses nothing', async () => {
     prefix = uniquePrefix('kill');
     const producer = await openHub();

@@ -25,7 +25,7 @@ export interface FollowedRecordOptions {
   readonly names: JournalNames;
   readonly view: JournalView;
   readonly clock: Clock;
-  /** Called with the mailbox when another process's write made a message claimable (now or later). */
+  /** Called with the mailbox when another process's write may make a message claimable (now or later). */
   readonly onAvailable: (mailbox: string) => void;
 }
 
@@ -42,9 +42,9 @@ export function followedRecordApplier(options: FollowedRecordOptions): (msg: JsM
     try {
       const record = parseJournalRecord(msg.string(), seq);
       const entry = view.apply(msg.subject, seq, record, { now: options.clock.now(), isFetched: false });
-      if (entry != null && entry.record.op !== 'dead' && !entry.record.isLeased) {
-        options.onAvailable(entry.record.mailbox);
-      }
+      // Leased and delayed ones too: a waiting receive then re-reads nextDueAt, so a lease taken by a
+      // hub that dies is redelivered here when it ends, not when the receive times out.
+      if (entry != null && entry.record.op !== 'dead') options.onAvailable(entry.record.mailbox);
     } catch {
       // A corrupt record must not stop the follower; readEvents skips it too (never used).
     }
