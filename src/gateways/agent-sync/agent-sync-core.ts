@@ -248,8 +248,11 @@ export class AgentSyncCore {
       this.#foreignTimer = undefined;
       void this.#queue
         .run(async () => {
-          for (const address of this.#waiters.addresses()) {
-            if (address.kind === 'bus') await this.#serve(address);
+          const waited = this.#waiters.addresses().filter((a) => a.kind === 'bus');
+          if (waited.length === 0) return;
+          const withMail = await this.#mailboxes.busMailboxesWithMail();
+          for (const address of waited) {
+            if (address.kind === 'bus' && withMail.has(address.mailbox)) await this.#serve(address);
           }
         })
         .catch((err: unknown) => this.#log.error({ err }, 'foreign mail check failed'))

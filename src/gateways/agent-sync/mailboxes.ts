@@ -60,6 +60,11 @@ export class AgentSyncMailboxes {
       : this.#privateBoxes.reserve(address.digest);
   }
 
+  /** Bus mailboxes holding claimable messages (used to find mail other gateways delivered). */
+  busMailboxesWithMail(): Promise<Set<string>> {
+    return this.#busBoxes.withReadyMail();
+  }
+
   /** Empties `alsoBus` and every mailbox this gateway wrote to, and forgets them (fresh start). */
   async clear(alsoBus: readonly string[]): Promise<void> {
     for (const mailbox of new Set([...alsoBus, ...this.#known])) await this.#busBoxes.drain(mailbox);
