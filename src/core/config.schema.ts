@@ -39,8 +39,25 @@ const listenerSchema = z.strictObject({
   port: port,
 });
 
+/** True for a host name or address that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+// The dashboard token travels in a cookie and an Authorization header: a safe alphabet, long enough to guess never.
+const httpTokenSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._~+/=-]{16,512}$/, 'token must be 16-512 characters of A-Z a-z 0-9 . _ ~ + / = -');
+
+const httpSchema = listenerSchema
+  .extend({ port: port.default(DEFAULT_HTTP_PORT), token: httpTokenSchema.optional() })
+  .refine((h) => isLoopbackHost(h.host) || h.token !== undefined, {
+    message: 'binding the HTTP gateway beyond loopback requires gateways.http.token',
+    path: ['token'],
+  });
+
 const gatewaysSchema = z.strictObject({
-  http: listenerSchema.extend({ port: port.default(DEFAULT_HTTP_PORT) }).optional(),
+  http: httpSchema.optional(),
   agentSync: listenerSchema.extend({ port: port.default(9800) }).optional(),
 });
 
