@@ -16,6 +16,8 @@ export interface FakeTurn {
 /** What a fake turn does: wait, delete the message file, then succeed or fail. */
 export interface FakeBehaviour {
   readonly delayMs?: number;
+  /** Finish only once this settles. */
+  readonly until?: Promise<unknown>;
   readonly isFailure?: boolean;
   readonly isTimeout?: boolean;
   /** Delete the message file as real agents do (default true). */
@@ -66,6 +68,7 @@ export class FakeIgniteRunners {
         await sleep(b.delayMs, undefined, input.signal ? { signal: input.signal } : {}).catch(
           () => undefined,
         );
+      if (b.until !== undefined) await b.until;
       if (b.isDeleting !== false && b.isFailure !== true) await unlink(file).catch(() => undefined);
     } finally {
       this.#running--;

@@ -51,7 +51,9 @@ export class ProgressDisplay {
     const message = or('message', fields.get('summary'))
       .replace(/\r\n|[\r\n]/g, ' ')
       .trimEnd();
-    const raw = `stage=${or('stage', 'working')} percent=${or('percent', '0')} message=${message}`;
+    const raw = `stage=${or('stage', 'working')} percent=${or('percent', '0')} message=${message}`
+      // eslint-disable-next-line no-control-regex -- terminal escapes and other controls never reach the display
+      .replace(/[\x00-\x1f\x7f]/g, '');
     const isFinal = /^(true|yes|on)$/i.test(fields.get('final'));
     // eslint-disable-next-line no-control-regex -- control characters other than LF/CR are removed (3.8)
     const summary = fields.get('summary').replace(/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]/g, '');

@@ -193,13 +193,15 @@ export class QueueDiscovery {
     const ageMs = this.#ctx.clock.now() - info.mtimeMs;
     const stableMs = this.#ctx.settings().stableMs;
     if (ageMs < stableMs && !this.#complete.has(key)) {
-      if (!this.#rechecks.has(key)) {
+      // One re-scan per agent (not one per file), so files that settle together are ordered together.
+      const existing = this.#rechecks.get(agent);
+      if (existing === undefined) {
         this.#rechecks.set(
-          key,
+          agent,
           this.#ctx.clock.setTimer(
             () => {
-              this.#rechecks.delete(key);
-              void this.#ingestBatch(agent, [name]);
+              this.#rechecks.delete(agent);
+              void this.scanAgent(agent);
             },
             stableMs - ageMs + 5,
           ),

@@ -15,9 +15,11 @@
 //   FAKE_AGENT_HUGE_OUTPUT_BYTES=<n>  print n bytes of filler lines before the real output
 //   FAKE_AGENT_STDERR=<text>   write text to stderr
 //   FAKE_AGENT_COST_USD        reported cost (default 0.0123)
+//   FAKE_AGENT_DELETE_FILE=1   delete the absolute *.mime path named in the prompt (an IGNITE agent done with its message)
+//   FAKE_AGENT_LOG=<file>      append one JSON line {pid, prompt} per invocation
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const env = process.env;
@@ -102,6 +104,7 @@ export async function prelude({ name, argv, prompt, stdin, firstLine }) {
     writeFileSync(env.FAKE_AGENT_RECORD, JSON.stringify(record));
   }
   if (env.FAKE_AGENT_PID_FILE) appendFileSync(env.FAKE_AGENT_PID_FILE, `main ${process.pid}\n`);
+  if (env.FAKE_AGENT_LOG) appendFileSync(env.FAKE_AGENT_LOG, `${JSON.stringify({ pid: process.pid, prompt })}\n`);
   if (env.FAKE_AGENT_IGNORE_SIGTERM === '1') process.on('SIGTERM', () => undefined);
   if (env.FAKE_AGENT_GRANDCHILD) {
     const child = spawn(
@@ -120,6 +123,8 @@ export async function prelude({ name, argv, prompt, stdin, firstLine }) {
     await new Promise(() => undefined);
   }
   if (env.FAKE_AGENT_CRASH === '1') throw new Error(`${name} crashed on purpose`);
+  const named = /(\/\S+\.mime)/.exec(prompt)?.[1];
+  if (env.FAKE_AGENT_DELETE_FILE === '1' && named !== undefined) rmSync(named, { force: true });
   const huge = Number(env.FAKE_AGENT_HUGE_OUTPUT_BYTES ?? '0');
   if (huge > 0) {
     const line = `${'x'.repeat(1023)}\n`;
