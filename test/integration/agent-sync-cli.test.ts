@@ -23,7 +23,10 @@ const sync = (args: string[], env: NodeJS.ProcessEnv = {}) =>
 
 /** A TCP server that accepts and then either hangs or closes at once. */
 async function misbehaving(mode: 'hang' | 'close'): Promise<{ server: Server; port: number }> {
-  const s = createServer((socket) => (mode === 'close' ? socket.destroy() : socket.resume()));
+  const s = createServer((socket) => {
+    socket.resume();
+    if (mode === 'close') socket.end();
+  });
   await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
   const address = s.address();
   return { server: s, port: address !== null && typeof address === 'object' ? address.port : 0 };

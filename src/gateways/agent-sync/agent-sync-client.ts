@@ -71,7 +71,11 @@ export function exchangeLine(
       else if (nl >= 0) finish({ ok: true, line: Buffer.concat(chunks).toString('utf8') });
     });
     socket.on('end', () => finish({ ok: false, reason: 'closed', message: 'connection closed' }));
-    socket.on('error', (err) => finish({ ok: false, reason: 'error', message: err.message }));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      // A reset before the reply is the server going away, like an end of stream.
+      const isReset = err.code === 'ECONNRESET' || err.code === 'EPIPE';
+      finish({ ok: false, reason: isReset ? 'closed' : 'error', message: err.message });
+    });
     if (options.timeoutMs !== undefined) {
       timer = setTimeout(
         () => finish({ ok: false, reason: 'timeout', message: 'timed out waiting for reply' }),

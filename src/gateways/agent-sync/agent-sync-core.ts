@@ -1,22 +1,21 @@
 import type { Bus } from '../../bus/bus.types.js';
-import type { Clock, Timer } from '../../core/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { RoundsTeam } from '../../teams/rounds/rounds-team.js';
 import type { PhaseChange } from '../../teams/rounds/rounds-state.js';
-import type { CommandContext, CommandHandler } from './command-context.js';
-import { CommandQueue } from './command-queue.js';
+import type { CommandContext, CommandHandler, CommandOutcome } from './command-context.js';
+import { CommandLocks } from './command-locks.js';
 import type { JsonObject, JsonValue } from './json-value.js';
-import { listenReply, listenTimeoutMs } from './listen-replies.js';
-import { ListenWaiters, type WaitResult, type Waiter } from './listen-waiters.js';
+import { ListenScheduler } from './listen-scheduler.js';
 import { Liveness } from './liveness.js';
 import * as mail from './mail-commands.js';
-import { renderItem } from './mail-item.js';
+import { renderItem, type MailItem, type RenderedItem } from './mail-item.js';
 import { mailboxAddress, stringAddress, type MailboxAddress } from './mailbox-address.js';
 import { AgentSyncMailboxes } from './mailboxes.js';
 import { pyStr } from './py-render.js';
 import { errorReply, unhashableReply } from './replies.js';
 import * as report from './report-commands.js';
-import { valueOr } from './request-values.js';
+import { isTruthy, valueOr } from './request-values.js';
 import type { Reservation } from './reservation.js';
 import { RoundLog } from './round-log.js';
 import * as rounds from './round-commands.js';
@@ -57,31 +56,24 @@ export interface AgentSyncCoreOptions {
   readonly foreignCheckMs: number;
 }
 
-/** What a command produced: a reply line (to commit `reservation` after writing it), or nothing. */
-export type CommandOutcome =
-  | { readonly kind: 'reply'; readonly text: string; readonly reservation: Reservation | null }
-  | { readonly kind: 'cancelled' };
-
-type ListenStart = CommandOutcome | { readonly kind: 'wait'; readonly result: Promise<WaitResult> };
+export type { CommandOutcome } from './command-context.js';
 
 const reply = (text: string): CommandOutcome => ({ kind: 'reply', text, reservation: null });
 
 /**
- * The agent_sync protocol without sockets: runs parsed requests one at a time against the rounds team
- * and the mailboxes, parks listens and serves them FIFO. State lives in the bus (KV and mailboxes).
+ * The agent_sync protocol without sockets: runs parsed requests against the rounds team and the
+ * mailboxes, each atomic with respect to the others (state commands alone, mailbox commands alongside
+ * commands on other mailboxes). State lives in the bus (KV and mailboxes).
  */
 export class AgentSyncCore {
   readonly #options: AgentSyncCoreOptions;
   readonly #log: Logger;
-  readonly #queue = new CommandQueue();
+  readonly #locks = new CommandLocks();
   readonly #team: RoundsTeam;
   readonly #mailboxes: AgentSyncMailboxes;
-  readonly #waiters = new ListenWaiters();
   readonly #liveness = new Liveness();
-  readonly #ctx: CommandContext;
-  #touched: MailboxAddress[] = [];
-  #foreignTimer: Timer | undefined;
-  #isClosed = false;
+  readonly #listens: ListenScheduler;
+  readonly #roundLog: RoundLog;
 
   private constructor(options: AgentSyncCoreOptions) {
     this.#options = options;
@@ -93,18 +85,15 @@ export class AgentSyncCore {
       logger: this.#log,
       prefix: `gateways/agent-sync/${options.teamId}`,
     });
-    this.#ctx = {
-      team: this.#team,
+    this.#roundLog = new RoundLog({ cwd: options.cwd, clock });
+    this.#listens = new ListenScheduler({
       mailboxes: this.#mailboxes,
-      liveness: this.#liveness,
-      roundLog: new RoundLog({ cwd: options.cwd, clock }),
+      locks: this.#locks,
       clock,
-      staleAfterMs: options.staleAfterMs,
-      isWaiting: (name) => this.#waiters.has(stringAddress(name).key),
+      logger: this.#log,
+      foreignCheckMs: options.foreignCheckMs,
       touch: (name) => this.#touch(name),
-      deliver: (targets, item, rendered) => this.#deliver(targets, item, rendered),
-      announce: (change) => this.#announce(change),
-    };
+    });
   }
 
   /**
@@ -135,148 +124,101 @@ export class AgentSyncCore {
    */
   async execute(request: JsonObject, signal: AbortSignal): Promise<CommandOutcome> {
     const cmd = request.get('cmd');
-    if (cmd === 'listen') return this.#listen(request, signal);
+    if (cmd === 'listen') {
+      const agent = valueOr(request, 'agent', '');
+      const address = mailboxAddress(agent);
+      if ('unhashable' in address) return reply(unhashableReply(address.unhashable));
+      return this.#listens.listen(request, agent, address, signal);
+    }
     const handler = typeof cmd === 'string' ? HANDLERS.get(cmd) : undefined;
     if (handler === undefined) {
       return reply(errorReply(`Unknown command: ${cmd === undefined ? '' : pyStr(cmd)}`));
     }
-    return this.#queue.run(async () => {
-      this.#touched = [];
-      try {
-        return reply(await handler(request, this.#ctx));
-      } catch (err) {
-        this.#log.error({ err, cmd }, 'command failed');
-        return reply(errorReply(err instanceof Error ? err.message : String(err)));
-      } finally {
-        await this.#serveTouched();
-      }
-    });
+    const keys = typeof cmd === 'string' ? this.#mailboxKeys(cmd, request) : null;
+    const run = (): Promise<CommandOutcome> => this.#run(handler, request, cmd);
+    return keys === null ? this.#locks.exclusive(run) : this.#locks.mailboxes(keys, run);
   }
 
-  /**
-   * After a listen reply: removes its messages when the reply was written, else puts them back. Queued
-   * synchronously, so requests arriving later see the removal.
-   */
+  /** After a listen reply: commits (written) or releases its reservation. See ListenScheduler.settle. */
   settle(reservation: Reservation, isWritten: boolean): Promise<void> {
-    return this.#queue
-      .run(() => (isWritten ? reservation.commit() : reservation.release()))
-      .catch((err: unknown) => this.#log.error({ err }, 'could not settle a listen reservation'));
+    return this.#listens.settle(reservation, isWritten);
   }
 
   /** Cancels every parked listen and stops the timer. Idempotent. */
   close(): void {
-    this.#isClosed = true;
-    this.#foreignTimer?.cancel();
-    this.#foreignTimer = undefined;
-    this.#waiters.cancelAll();
+    this.#listens.close();
   }
 
-  async #listen(request: JsonObject, signal: AbortSignal): Promise<CommandOutcome> {
-    const agent = valueOr(request, 'agent', '');
-    const start = await this.#queue.run(() => this.#listenStart(request, agent, signal));
-    if (start.kind !== 'wait') return start;
-    const result = await start.result;
-    if (result.kind === 'cancelled') return result;
-    this.#touch(agent);
-    const items = result.reservation?.items ?? [];
-    return { kind: 'reply', text: listenReply(items, result.isTimeout), reservation: result.reservation };
+  /**
+   * The mailboxes a command touches when it touches nothing else (send, peek, say to one name), or null
+   * for commands that read or change the round state (they run alone).
+   */
+  #mailboxKeys(cmd: string, request: JsonObject): string[] | null {
+    const keyOf = (v: JsonValue): string[] => {
+      const address = mailboxAddress(v);
+      return 'unhashable' in address ? [] : [address.key];
+    };
+    if (cmd === 'peek') return keyOf(valueOr(request, 'agent', ''));
+    if (cmd === 'send') return keyOf(valueOr(request, 'to', ''));
+    const to = valueOr(request, 'to', '');
+    if (cmd === 'say' && isTruthy(to)) return keyOf(to);
+    return null;
   }
 
-  async #listenStart(request: JsonObject, agent: JsonValue, signal: AbortSignal): Promise<ListenStart> {
-    const address = mailboxAddress(agent);
-    if ('unhashable' in address) return reply(unhashableReply(address.unhashable));
-    this.#touch(agent);
-    if (this.#waiters.has(address.key)) await this.#serve(address);
-    const reservation = await this.#mailboxes.reserve(address);
-    if (reservation !== null) return { kind: 'reply', text: listenReply(reservation.items), reservation };
-    const timeout = listenTimeoutMs(request.get('timeout'));
-    if ('error' in timeout) return reply(errorReply(timeout.error));
-    if (timeout.ms <= 0) return reply(listenReply([], true));
-    if (signal.aborted || this.#isClosed) return { kind: 'cancelled' };
-    const { waiter, result } = this.#waiters.park(address);
-    if (timeout.ms !== Infinity) {
-      waiter.timer = this.#options.clock.setTimer(() => void this.#expire(waiter), timeout.ms);
-    }
-    const onAbort = (): void => waiter.settle({ kind: 'cancelled' });
-    signal.addEventListener('abort', onAbort, { once: true });
-    void result.then(() => signal.removeEventListener('abort', onAbort));
-    this.#armForeignCheck();
-    return { kind: 'wait', result };
-  }
-
-  /** A listen's timeout: it takes whatever is unreserved at this instant. */
-  #expire(waiter: Waiter): Promise<void> {
-    return this.#queue.run(async () => {
-      if (!this.#waiters.isParked(waiter)) return;
-      const reservation = await this.#mailboxes.reserve(waiter.address);
-      if (!this.#waiters.isParked(waiter)) {
-        await reservation?.release();
-        return;
+  async #run(
+    handler: CommandHandler,
+    request: JsonObject,
+    cmd: JsonValue | undefined,
+  ): Promise<CommandOutcome> {
+    const touched: MailboxAddress[] = [];
+    const ctx = this.#context(touched);
+    try {
+      return reply(await handler(request, ctx));
+    } catch (err) {
+      this.#log.error({ err, cmd }, 'command failed');
+      return reply(errorReply(err instanceof Error ? err.message : String(err)));
+    } finally {
+      // Parked listens are served once the command that enqueued has finished its state change.
+      const seen = new Set<string>();
+      for (const address of touched) {
+        if (seen.has(address.key)) continue;
+        seen.add(address.key);
+        await this.#listens
+          .serve(address)
+          .catch((err: unknown) => this.#log.error({ err }, 'serving listens failed'));
       }
-      waiter.settle({ kind: 'done', reservation, isTimeout: reservation === null });
-    });
+    }
   }
 
-  /** Hands queued mail to the oldest parked listens of `address`, while there is mail to hand out. */
-  async #serve(address: MailboxAddress): Promise<void> {
-    while (this.#waiters.has(address.key)) {
-      const reservation = await this.#mailboxes.reserve(address);
-      if (reservation === null) return;
-      const waiter = this.#waiters.oldest(address.key);
-      if (waiter === undefined) {
-        await reservation.release();
-        return;
+  #context(touched: MailboxAddress[]): CommandContext {
+    const deliver = async (
+      targets: readonly MailboxAddress[],
+      item: MailItem,
+      rendered: RenderedItem,
+    ): Promise<void> => {
+      for (const target of targets) {
+        await this.#mailboxes.enqueue(target, item, rendered);
+        touched.push(target);
       }
-      waiter.settle({ kind: 'done', reservation, isTimeout: false });
-    }
+    };
+    return {
+      team: this.#team,
+      mailboxes: this.#mailboxes,
+      liveness: this.#liveness,
+      roundLog: this.#roundLog,
+      clock: this.#options.clock,
+      staleAfterMs: this.#options.staleAfterMs,
+      isWaiting: (name) => this.#listens.isWaiting(stringAddress(name).key),
+      touch: (name) => this.#touch(name),
+      deliver,
+      announce: (change) => this.#announce(change, deliver),
+    };
   }
 
-  async #serveTouched(): Promise<void> {
-    const seen = new Set<string>();
-    for (const address of this.#touched) {
-      if (seen.has(address.key)) continue;
-      seen.add(address.key);
-      await this.#serve(address).catch((err: unknown) => this.#log.error({ err }, 'serving listens failed'));
-    }
-    this.#touched = [];
-  }
-
-  /** While listens are parked, periodically serves them mail that arrived from other gateways. */
-  #armForeignCheck(): void {
-    if (this.#foreignTimer !== undefined || this.#isClosed) return;
-    this.#foreignTimer = this.#options.clock.setTimer(() => {
-      this.#foreignTimer = undefined;
-      void this.#queue
-        .run(async () => {
-          const waited = this.#waiters.addresses().filter((a) => a.kind === 'bus');
-          if (waited.length === 0) return;
-          const withMail = await this.#mailboxes.busMailboxesWithMail();
-          for (const address of waited) {
-            if (address.kind === 'bus' && withMail.has(address.mailbox)) await this.#serve(address);
-          }
-        })
-        .catch((err: unknown) => this.#log.error({ err }, 'foreign mail check failed'))
-        .finally(() => {
-          if (this.#waiters.addresses().length > 0) this.#armForeignCheck();
-        });
-    }, this.#options.foreignCheckMs);
-  }
-
-  async #deliver(
-    targets: readonly MailboxAddress[],
-    item: Parameters<CommandContext['deliver']>[1],
-    rendered: Parameters<CommandContext['deliver']>[2],
-  ): Promise<void> {
-    for (const target of targets) {
-      await this.#mailboxes.enqueue(target, item, rendered);
-      this.#touched.push(target);
-    }
-  }
-
-  async #announce(change: PhaseChange): Promise<void> {
+  async #announce(change: PhaseChange, deliver: CommandContext['deliver']): Promise<void> {
     const text = `Phase changed: ${change.from} -> ${change.to} (round ${change.round})`;
     const item = { from: '__server__', type: 'phase_change', text, tsMs: this.#options.clock.now() };
-    await this.#deliver(change.recipients.map(stringAddress), item, renderItem(item));
+    await deliver(change.recipients.map(stringAddress), item, renderItem(item));
     const data = { team: this.#options.teamId, from: change.from, to: change.to, round: change.round };
     await this.#options.bus
       .publish({ type: 'team.phase_changed', data })

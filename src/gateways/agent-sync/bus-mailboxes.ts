@@ -42,7 +42,7 @@ export class BusMailboxes {
   }
 
   /** Reserves unreserved ready messages from the head within the listen budget; null when there are none. */
-  async reserve(mailbox: string): Promise<Reservation | null> {
+  async reserve(mailbox: string): Promise<Omit<Reservation, 'mailboxKey'> | null> {
     const reserved = this.#reserved.get(mailbox);
     let limit = FIRST_PEEK;
     for (;;) {

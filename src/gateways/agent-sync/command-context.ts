@@ -6,6 +6,7 @@ import type { Liveness } from './liveness.js';
 import type { MailboxAddress } from './mailbox-address.js';
 import type { AgentSyncMailboxes } from './mailboxes.js';
 import type { MailItem, RenderedItem } from './mail-item.js';
+import type { Reservation } from './reservation.js';
 import type { RoundLog } from './round-log.js';
 
 /** What a command handler works with. Handlers run one at a time (inside the command queue). */
@@ -31,3 +32,8 @@ export interface CommandContext {
 
 /** One command: the parsed request in, the reply line (without `\n`) out. */
 export type CommandHandler = (request: JsonObject, ctx: CommandContext) => Promise<string>;
+
+/** What a command produced: a reply line (to commit `reservation` after writing it), or nothing. */
+export type CommandOutcome =
+  | { readonly kind: 'reply'; readonly text: string; readonly reservation: Reservation | null }
+  | { readonly kind: 'cancelled' };

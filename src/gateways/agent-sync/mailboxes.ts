@@ -20,6 +20,7 @@ export class AgentSyncMailboxes {
   readonly #knownKey: string;
   #known = new Set<string>();
   #knownRevision = 0;
+  #remembering: Promise<void> = Promise.resolve();
 
   constructor(options: { readonly bus: Bus; readonly logger: Logger; readonly prefix: string }) {
     this.#bus = options.bus;
@@ -54,10 +55,12 @@ export class AgentSyncMailboxes {
   }
 
   /** Reserves the head of the mailbox for one listen reply; null when nothing unreserved is queued. */
-  reserve(address: MailboxAddress): Promise<Reservation | null> {
-    return address.kind === 'bus'
-      ? this.#busBoxes.reserve(address.mailbox)
-      : this.#privateBoxes.reserve(address.digest);
+  async reserve(address: MailboxAddress): Promise<Reservation | null> {
+    const reserved =
+      address.kind === 'bus'
+        ? await this.#busBoxes.reserve(address.mailbox)
+        : await this.#privateBoxes.reserve(address.digest);
+    return reserved === null ? null : { ...reserved, mailboxKey: address.key };
   }
 
   /** Bus mailboxes holding claimable messages (used to find mail other gateways delivered). */
@@ -74,10 +77,19 @@ export class AgentSyncMailboxes {
     this.#knownRevision = 0;
   }
 
-  async #remember(mailbox: string): Promise<void> {
-    const next = [...this.#known, mailbox];
-    const written = await this.#bus.kv.kvSet(this.#knownKey, next, { expectedRevision: this.#knownRevision });
-    this.#known.add(mailbox);
-    this.#knownRevision = written.revision;
+  /** Adds a mailbox to the persisted list; one write at a time (sends to new names may overlap). */
+  #remember(mailbox: string): Promise<void> {
+    const write = async (): Promise<void> => {
+      if (this.#known.has(mailbox)) return;
+      const next = [...this.#known, mailbox];
+      const written = await this.#bus.kv.kvSet(this.#knownKey, next, {
+        expectedRevision: this.#knownRevision,
+      });
+      this.#known.add(mailbox);
+      this.#knownRevision = written.revision;
+    };
+    const run = this.#remembering.then(write);
+    this.#remembering = run.catch(() => undefined);
+    return run;
   }
 }

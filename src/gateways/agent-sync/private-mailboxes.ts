@@ -45,7 +45,7 @@ export class PrivateMailboxes {
     return (await this.#load(digest, '', false)).box.items.length;
   }
 
-  async reserve(digest: string): Promise<Reservation | null> {
+  async reserve(digest: string): Promise<Omit<Reservation, 'mailboxKey'> | null> {
     const cached = await this.#load(digest, '', false);
     const candidates = cached.box.items
       .filter((i) => !cached.reserved.has(i.seq))

@@ -2,6 +2,8 @@ import type { RenderedItem } from './mail-item.js';
 
 /** Messages set aside for one listen reply: visible to peek, invisible to other listens. */
 export interface Reservation {
+  /** The key of the mailbox address the items came from (for locking). */
+  readonly mailboxKey: string;
   /** The reserved items, head of the mailbox first. */
   readonly items: readonly RenderedItem[];
   /** Removes the items from the mailbox (after the reply was written). Run inside the command queue. */

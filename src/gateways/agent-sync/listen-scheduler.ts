@@ -1,0 +1,156 @@
+import type { Clock, Timer } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import type { CommandOutcome } from './command-context.js';
+import type { CommandLocks } from './command-locks.js';
+import type { JsonObject, JsonValue } from './json-value.js';
+import { listenReply, listenTimeoutMs } from './listen-replies.js';
+import { ListenWaiters, type Waiter } from './listen-waiters.js';
+import type { MailboxAddress } from './mailbox-address.js';
+import type { AgentSyncMailboxes } from './mailboxes.js';
+import { errorReply } from './replies.js';
+import type { Reservation } from './reservation.js';
+
+/** Collaborators of {@link ListenScheduler}. */
+export interface ListenSchedulerOptions {
+  readonly mailboxes: AgentSyncMailboxes;
+  readonly locks: CommandLocks;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** How often parked listens look for mail other gateways put into their bus mailbox. */
+  readonly foreignCheckMs: number;
+  /** Records that `name` was seen (start and end of a listen). */
+  readonly touch: (name: JsonValue) => void;
+}
+
+/**
+ * The blocking `listen`: answers at once from queued mail, else parks the listen and serves parked
+ * listens oldest first when mail arrives (or at their timeout). Mail handed to a reply is reserved and
+ * removed only by {@link ListenScheduler.settle} after the reply was written.
+ */
+export class ListenScheduler {
+  readonly #o: ListenSchedulerOptions;
+  readonly #waiters = new ListenWaiters();
+  #foreignTimer: Timer | undefined;
+  #isClosed = false;
+
+  constructor(options: ListenSchedulerOptions) {
+    this.#o = options;
+  }
+
+  /** True while a listen is parked on the mailbox with this key. */
+  isWaiting(key: string): boolean {
+    return this.#waiters.has(key);
+  }
+
+  /** Runs one listen for `address` (the caller has rejected unhashable names). Never rejects. */
+  async listen(
+    request: JsonObject,
+    agent: JsonValue,
+    address: MailboxAddress,
+    signal: AbortSignal,
+  ): Promise<CommandOutcome> {
+    const start = await this.#o.locks.mailboxes([address.key], () =>
+      this.#start(request, agent, address, signal),
+    );
+    if ('kind' in start) return start;
+    const result = await start.parked;
+    if (result.kind === 'cancelled') return result;
+    this.#o.touch(agent);
+    const items = result.reservation?.items ?? [];
+    return { kind: 'reply', text: listenReply(items, result.isTimeout), reservation: result.reservation };
+  }
+
+  /**
+   * Hands queued mail to the oldest parked listens of `address` while there is mail. Call it holding
+   * the address (a mailbox lock on its key, or the exclusive lock).
+   */
+  async serve(address: MailboxAddress): Promise<void> {
+    while (this.#waiters.has(address.key)) {
+      const reservation = await this.#o.mailboxes.reserve(address);
+      if (reservation === null) return;
+      const waiter = this.#waiters.oldest(address.key);
+      if (waiter === undefined) return reservation.release();
+      waiter.settle({ kind: 'done', reservation, isTimeout: false });
+    }
+  }
+
+  /**
+   * After a listen reply: removes its messages when the reply was written, else puts them back. Queued
+   * synchronously, so requests arriving later see the removal.
+   */
+  settle(reservation: Reservation, isWritten: boolean): Promise<void> {
+    return this.#o.locks
+      .mailboxes([reservation.mailboxKey], async () => {
+        if (isWritten) return reservation.commit();
+        await reservation.release();
+        // Released mail may be exactly what a parked listen on that mailbox waits for.
+        const waiting = this.#waiters.oldest(reservation.mailboxKey);
+        if (waiting !== undefined) await this.serve(waiting.address);
+      })
+      .catch((err: unknown) => this.#o.logger.error({ err }, 'could not settle a listen reservation'));
+  }
+
+  /** Cancels every parked listen and stops the timer. Idempotent. */
+  close(): void {
+    this.#isClosed = true;
+    this.#foreignTimer?.cancel();
+    this.#foreignTimer = undefined;
+    this.#waiters.cancelAll();
+  }
+
+  async #start(
+    request: JsonObject,
+    agent: JsonValue,
+    address: MailboxAddress,
+    signal: AbortSignal,
+  ): Promise<CommandOutcome | { readonly parked: ReturnType<ListenWaiters['park']>['result'] }> {
+    this.#o.touch(agent);
+    if (this.#waiters.has(address.key)) await this.serve(address);
+    const reservation = await this.#o.mailboxes.reserve(address);
+    if (reservation !== null) return { kind: 'reply', text: listenReply(reservation.items), reservation };
+    const timeout = listenTimeoutMs(request.get('timeout'));
+    if ('error' in timeout) return { kind: 'reply', text: errorReply(timeout.error), reservation: null };
+    if (timeout.ms <= 0) return { kind: 'reply', text: listenReply([], true), reservation: null };
+    if (signal.aborted || this.#isClosed) return { kind: 'cancelled' };
+    const { waiter, result } = this.#waiters.park(address);
+    if (timeout.ms !== Infinity) {
+      waiter.timer = this.#o.clock.setTimer(() => void this.#expire(waiter), timeout.ms);
+    }
+    const onAbort = (): void => waiter.settle({ kind: 'cancelled' });
+    signal.addEventListener('abort', onAbort, { once: true });
+    void result.then(() => signal.removeEventListener('abort', onAbort));
+    this.#armForeignCheck();
+    return { parked: result };
+  }
+
+  /** A listen's timeout: it takes whatever is unreserved at this instant. */
+  #expire(waiter: Waiter): Promise<void> {
+    return this.#o.locks.mailboxes([waiter.address.key], async () => {
+      if (!this.#waiters.isParked(waiter)) return;
+      const reservation = await this.#o.mailboxes.reserve(waiter.address);
+      if (!this.#waiters.isParked(waiter)) return reservation?.release();
+      waiter.settle({ kind: 'done', reservation, isTimeout: reservation === null });
+    });
+  }
+
+  /** While listens are parked, periodically serves them mail that arrived from other gateways. */
+  #armForeignCheck(): void {
+    if (this.#foreignTimer !== undefined || this.#isClosed) return;
+    this.#foreignTimer = this.#o.clock.setTimer(() => {
+      this.#foreignTimer = undefined;
+      void this.#checkForeignMail()
+        .catch((err: unknown) => this.#o.logger.error({ err }, 'foreign mail check failed'))
+        .finally(() => {
+          if (this.#waiters.addresses().length > 0) this.#armForeignCheck();
+        });
+    }, this.#o.foreignCheckMs);
+  }
+
+  async #checkForeignMail(): Promise<void> {
+    const waited = this.#waiters.addresses().filter((a) => a.kind === 'bus');
+    if (waited.length === 0) return;
+    const withMail = await this.#o.mailboxes.busMailboxesWithMail();
+    const due = waited.filter((a) => a.kind === 'bus' && withMail.has(a.mailbox));
+    await Promise.all(due.map((a) => this.#o.locks.mailboxes([a.key], () => this.serve(a))));
+  }
+}
