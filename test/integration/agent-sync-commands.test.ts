@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LineClient, startServer, type TestServer } from '../fixtures/agent-sync-harness.js';
@@ -355,5 +355,58 @@ describe('agent-sync commands', () => {
     const second = await req({ cmd: 'get-discussion', offset: 3, limit: 2 });
     expect((second['discussion'] as Reply[]).map((e) => String(e['text']).charAt(0))).toEqual(['3', '4']);
     expect(second['next_offset']).toBe(5);
+  });
+
+  it('keeps numbers as names distinct from strings, in private mailboxes that never reach the bus', async () => {
+    await open();
+    expect(await req({ cmd: 'say', to: 5, text: 'number' })).toEqual({ ok: true });
+    expect(await req({ cmd: 'say', to: '5', text: 'string' })).toEqual({ ok: true });
+    expect(await req({ cmd: 'say', to: 'with space', text: 'odd name' })).toEqual({ ok: true });
+    expect((await req({ cmd: 'peek', agent: 5.0 }))['pending']).toBe(1);
+    expect((await drain('5')).map((m) => m['text'])).toEqual(['string']);
+    expect((await req({ cmd: 'listen', agent: 5, timeout: 0 }))['messages']).toEqual([
+      expect.objectContaining({ from: 'user', type: 'say', text: 'number' }),
+    ]);
+    expect((await drain('with space')).map((m) => m['text'])).toEqual(['odd name']);
+    expect((await server?.bus.listMailboxes())?.map((m) => m.mailbox)).toEqual([]);
+    expect(await req({ cmd: 'say', to: ['x'], text: 'y' })).toEqual({
+      ok: false,
+      error: "unhashable type: 'list'",
+    });
+    expect(await req({ cmd: 'say', to: 'agent-a', text: 1.5 })).toEqual({
+      ok: false,
+      error: "'float' object is not subscriptable",
+    });
+    expect(await req({ cmd: 'say', to: 'agent-a', text: null })).toEqual({
+      ok: false,
+      error: "'NoneType' object is not subscriptable",
+    });
+  });
+
+  it('aborts a command with the OS error text when the round log cannot be written', async () => {
+    await open();
+    await writeFile(join(server?.cwd ?? '', 'logs'), 'a file where the folder should be');
+    await req({ cmd: 'join', agent: 'agent-a' });
+    const failed = await req({ cmd: 'impl-done', agent: 'agent-a' });
+    expect(failed['ok']).toBe(false);
+    expect(String(failed['error'])).toMatch(/EEXIST|ENOTDIR/);
+    const tested = await req({ cmd: 'test-result', agent: 'agent-b', passed: true });
+    expect(tested['ok']).toBe(false);
+    const data = (await req({ cmd: 'status' }))['data'] as Reply;
+    expect(data['phase']).toBe('IMPLEMENT');
+    expect(data['test_result']).toMatchObject({ agent: 'agent-b', passed: true });
+  });
+
+  it('cuts test_result.output so a status line stays under 64 KiB', async () => {
+    await open(['agent-a', 'agent-b', 'agent-c']);
+    await req({ cmd: 'test-result', agent: 'agent-b', output: 'o'.repeat(60_000) });
+    await req({ cmd: 'set-phase', phase: 'DISCUSS' });
+    for (const n of [1, 2]) await req({ cmd: 'discuss-done', agent: `${n}`.repeat(3_000) });
+    client.send({ cmd: 'status' });
+    const line = (await client.next()) ?? '';
+    expect(Buffer.byteLength(`${line}\n`)).toBeLessThan(65_536);
+    const result = (JSON.parse(line) as { data: { test_result: Reply } }).data.test_result;
+    expect(result['output_truncated']).toBe(true);
+    expect(String(result['output']).length).toBeGreaterThan(50_000);
   });
 });
