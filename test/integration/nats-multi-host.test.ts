@@ -128,7 +128,7 @@ describe.skipIf(unavailable !== null)('nats - several hubs sharing one team', ()
       'message.claimed',
       'message.acked',
     ]);
-  });
+  }, 90_000);
 
   it('hands each message to exactly one of the receivers spread over two hubs', async () => {
     prefix = uniquePrefix('share');
@@ -193,5 +193,5 @@ describe.skipIf(unavailable !== null)('nats - several hubs sharing one team', ()
     expect(redelivered.length).toBeGreaterThan(0);
     expect(redelivered.every((e) => e.attempt >= 2)).toBe(true);
     expect(await producer.count('jobs')).toMatchObject({ total: 0, deadLetters: 0 });
-  });
+  }, 90_000);
 });
