@@ -317,6 +317,7 @@ describe('yadon jobs (scripted agents, real sockets)', () => {
       store: SqliteStore.open({ path: join(dir, 'bus.db'), clock }),
       keepDir: true,
     });
+    track({ close: () => rm(first.dir, { recursive: true, force: true }) });
     const pending = ask(first.socket('yadon-1'), {
       type: 'task',
       id: 'long-1',

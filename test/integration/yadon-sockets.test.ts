@@ -59,7 +59,7 @@ describe('yadon gateway sockets', () => {
   });
 
   it('refuses a second gateway on the same directory while the first keeps serving', async () => {
-    const first = await harness({ keepDir: true });
+    const first = await harness();
     let err: unknown;
     try {
       await startYadonHarness({ dir: first.dir, socketDir: first.dir });
@@ -92,6 +92,24 @@ describe('yadon gateway sockets', () => {
     }
     expect(isMusubiError(err, 'GATEWAY_ADDRESS_IN_USE')).toBe(true);
     expect((await lstat(`${dir}/yadon-agent-yadon-1.sock`)).isDirectory()).toBe(true);
+  });
+
+  it('refuses a socket path longer than the AF_UNIX limit and a socket dir whose parent is missing, naming the path', async () => {
+    const { dir, cleanup } = await shortTempDir();
+    track({ close: cleanup });
+    const long = `${dir}/${'d'.repeat(100)}`;
+    await mkdir(long);
+    const missing = `${dir}/no/such`;
+    for (const socketDir of [long, missing]) {
+      let err: unknown;
+      try {
+        await startYadonHarness({ socketDir, dir: socketDir, keepDir: true });
+      } catch (e) {
+        err = e;
+      }
+      expect(isMusubiError(err, 'GATEWAY_UNAVAILABLE')).toBe(true);
+      expect((err as Error).message).toContain(socketDir);
+    }
   });
 
   it('leaves a socket path that now belongs to another server when it stops', async () => {

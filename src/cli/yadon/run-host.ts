@@ -109,8 +109,22 @@ export async function runYadonHost(options: {
   const plans = planAgents(config, env, count, installed);
   const warnings = missingCliWarnings([plans.manager, ...plans.workers], installed);
   for (const warning of warnings) logger.warn({ warning }, 'selected agent CLI is missing');
-  const runnerOf = (p: AgentPlan) =>
-    createAgentRunner({ backend: p.backend, env, reaper, ...(p.model !== undefined && { model: p.model }) });
+  // The agent's config entry (musubi.yaml `agents.<name>`) adds CLI settings and environment.
+  const runnerOf = (p: AgentPlan) => {
+    const entry = config.agents[p.name];
+    return createAgentRunner({
+      backend: p.backend,
+      env,
+      reaper,
+      ...(p.model !== undefined && { model: p.model }),
+      ...(entry?.env !== undefined && { extraEnv: entry.env }),
+      settings: {
+        ...(entry?.permissionMode !== undefined && { permissionMode: entry.permissionMode }),
+        ...(entry?.sandbox !== undefined && { sandbox: entry.sandbox }),
+        ...(entry?.maxTurns !== undefined && { maxTurns: entry.maxTurns }),
+      },
+    });
+  };
   const managerRunner = runnerOf(plans.manager);
   const workerRunners = plans.workers.map(runnerOf);
   let hub;
