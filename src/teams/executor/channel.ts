@@ -75,11 +75,11 @@ export interface ChannelTask {
 
 /** Progress a run reports; each call becomes a running `task_update`. */
 export interface ChannelProgress {
-  readonly progress?: number;
-  readonly stage?: string;
-  readonly message?: string;
-  readonly step?: number;
-  readonly stepTotal?: number;
+  readonly progress?: number | undefined;
+  readonly stage?: string | undefined;
+  readonly message?: string | undefined;
+  readonly step?: number | undefined;
+  readonly stepTotal?: number | undefined;
 }
 
 /** How a finished task's result reaches the user. */

@@ -5,7 +5,7 @@ export interface PluginHandlerResult {
   readonly success: boolean;
   readonly data?: unknown;
   readonly meta?: unknown;
-  readonly error?: string;
+  readonly error?: string | undefined;
 }
 
 function field(value: unknown, key: string): unknown {
