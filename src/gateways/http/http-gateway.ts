@@ -1,0 +1,235 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { AgentDirectory } from '../../bus/agent-directory.js';
+import type { Bus } from '../../bus/bus.types.js';
+import type { Clock } from '../../core/clock.js';
+import { DEFAULT_HTTP_PORT, isLoopbackHost } from '../../core/config.schema.js';
+import { MusubiError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { assertMailboxName } from '../../core/names.js';
+import type { Gateway, GatewayAddress } from '../gateway.js';
+import { registerAgentsRoute } from './agents-route.js';
+import { ConnectionTracker } from './connection-tracker.js';
+import { defaultDashboardDir, loadDashboardAssets } from './dashboard-assets.js';
+import { lastEventCursor } from './event-tail.js';
+import { registerEventsRoute, type EventStreamLimits } from './events-route.js';
+import { toHttpErrorReply } from './http-error-reply.js';
+import type { AgentSource, TaskSource, TeamSource } from './http-ports.js';
+import { registerMailboxRoutes } from './mailbox-routes.js';
+import { registerMessageRoutes } from './message-routes.js';
+import { RequestGuard } from './request-guard.js';
+import type { RouteContext } from './route-context.js';
+import type { SseStream } from './sse-stream.js';
+import { registerStaticRoutes } from './static-routes.js';
+import { registerTaskRoutes } from './task-routes.js';
+import { registerTeamRoutes } from './team-routes.js';
+import { removeUrlFile, writeUrlFile } from './url-file.js';
+
+/** Largest JSON request body accepted (HTTP 413 GATEWAY_FRAME_TOO_LARGE beyond). */
+export const DEFAULT_HTTP_BODY_LIMIT_BYTES = 256 * 1024;
+const DEFAULT_STREAM_LIMITS: EventStreamLimits = {
+  heartbeatMs: 15_000,
+  slowClientMs: 30_000,
+  maxStreams: 64,
+  retryMs: 1_000,
+};
+/** How long a stop lets requests in flight finish before dropping their sockets. */
+const STOP_GRACE_MS = 5_000;
+const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,512}$/;
+
+/** Collaborators and settings of {@link createHttpGateway}. */
+export interface HttpGatewayOptions {
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** Default 127.0.0.1. Anything beyond loopback needs `token` (CONFIG_INVALID otherwise). */
+  readonly host?: string;
+  /** Default 7420; 0 picks a free port. */
+  readonly port?: number;
+  readonly token?: string;
+  /** Default: an AgentDirectory over `bus`. */
+  readonly agents?: AgentSource;
+  /** The task registry, adapted; without it the task HUD shows "no task registry". */
+  readonly tasks?: TaskSource;
+  /** One source per coordination pattern that has teams; `team.*` events add the rest. */
+  readonly teams?: readonly TeamSource[];
+  /** Built dashboard folder; default {@link defaultDashboardDir}. */
+  readonly assetsDir?: string;
+  /** Where to leave the URL for `musubi dashboard` (written after listen, removed on stop). */
+  readonly urlFile?: string;
+  /** Sender of messages typed into the dashboard; default `human`. */
+  readonly sayFrom?: string;
+  readonly bodyLimitBytes?: number;
+  readonly streamLimits?: Partial<EventStreamLimits>;
+}
+
+/** The HTTP gateway: a Gateway plus the dashboard URL. */
+export interface HttpGateway extends Gateway {
+  /** `http://host:port/` after start (without the token). Throws GATEWAY_UNAVAILABLE before. */
+  url(): string;
+}
+
+function checkOptions(o: HttpGatewayOptions): { host: string; port: number } {
+  const host = o.host ?? '127.0.0.1';
+  const port = o.port ?? DEFAULT_HTTP_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new MusubiError('CONFIG_INVALID', `HTTP port must be 0-65535, got ${port}`);
+  }
+  if (o.token !== undefined && !TOKEN_PATTERN.test(o.token)) {
+    throw new MusubiError(
+      'CONFIG_INVALID',
+      'HTTP token must be 16-512 characters of A-Z a-z 0-9 . _ ~ + / = -',
+    );
+  }
+  if (!isLoopbackHost(host) && o.token === undefined) {
+    throw new MusubiError(
+      'CONFIG_INVALID',
+      `binding the HTTP gateway to ${host} (beyond loopback) requires a token`,
+    );
+  }
+  if (o.sayFrom !== undefined) assertMailboxName(o.sayFrom);
+  return { host, port };
+}
+
+function listenError(err: unknown, host: string, port: number): MusubiError {
+  const code = err instanceof Error && 'code' in err ? err.code : undefined;
+  return code === 'EADDRINUSE'
+    ? new MusubiError('GATEWAY_ADDRESS_IN_USE', `${host}:${port} is in use`, { cause: err })
+    : new MusubiError('GATEWAY_UNAVAILABLE', `cannot listen on ${host}:${port}`, { cause: err });
+}
+
+/**
+ * Creates the HTTP gateway: REST + server-sent events + the dashboard (fastify). Throws CONFIG_INVALID
+ * at once for a non-loopback host without a token or a malformed token. `start()` resolves once
+ * listening (GATEWAY_ADDRESS_IN_USE / GATEWAY_UNAVAILABLE otherwise); `stop()` ends every event stream,
+ * closes the server and removes the URL file; both are idempotent. The bus is the caller's to close.
+ */
+export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
+  const { host, port } = checkOptions(options);
+  const log = options.logger.child({ component: 'gateway.http' });
+  const streams = new Set<SseStream>();
+  let app: FastifyInstance | undefined;
+  let tracker: ConnectionTracker | undefined;
+  let bound: AddressInfo | undefined;
+  let starting: Promise<void> | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const url = (): string => {
+    if (bound === undefined)
+      throw new MusubiError('GATEWAY_UNAVAILABLE', 'the HTTP gateway is not listening');
+    const name = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+    return `http://${name}:${bound.port}/`;
+  };
+
+  const build = async (): Promise<FastifyInstance> => {
+    const server = Fastify({
+      logger: false,
+      bodyLimit: options.bodyLimitBytes ?? DEFAULT_HTTP_BODY_LIMIT_BYTES,
+    });
+    const guard = new RequestGuard({
+      host,
+      port: () => bound?.port ?? port,
+      ...(options.token === undefined ? {} : { token: options.token }),
+    });
+    server.addHook('onRequest', async (request, reply) => {
+      const verdict = guard.check(request);
+      if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+      if (verdict.kind === 'login')
+        return reply.header('set-cookie', verdict.setCookie).redirect(verdict.location, 303);
+      return undefined;
+    });
+    server.setErrorHandler(async (err, request, reply) => {
+      const { status, body, isUnexpected } = toHttpErrorReply(err);
+      if (isUnexpected) log.error({ err, method: request.method, url: request.url }, 'HTTP request failed');
+      return reply.code(status).send(body);
+    });
+    server.setNotFoundHandler(async (request, reply) =>
+      reply
+        .code(404)
+        .send({ code: 'NOT_FOUND', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
+    );
+    const ctx: RouteContext = {
+      app: server,
+      bus: options.bus,
+      clock: options.clock,
+      logger: log,
+      agents: options.agents ?? new AgentDirectory({ bus: options.bus, clock: options.clock }),
+      tasks: options.tasks,
+      teams: options.teams ?? [],
+      sayFrom: options.sayFrom ?? 'human',
+    };
+    server.get('/api/health', async () => ({
+      status: 'ok',
+      service: 'musubi',
+      cursor: await lastEventCursor(options.bus),
+      now: options.clock.now(),
+    }));
+    registerAgentsRoute(ctx);
+    registerMailboxRoutes(ctx);
+    registerMessageRoutes(ctx);
+    registerTaskRoutes(ctx);
+    registerTeamRoutes(ctx);
+    registerEventsRoute(ctx, streams, { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits });
+    registerStaticRoutes(ctx, await loadDashboardAssets(options.assetsDir ?? defaultDashboardDir()));
+    return server;
+  };
+
+  const start = async (): Promise<void> => {
+    const server = await build();
+    tracker = new ConnectionTracker(server.server);
+    try {
+      await server.listen({ host, port });
+    } catch (err) {
+      await server.close().catch(() => undefined); // the listen error is the one to report
+      throw listenError(err, host, port);
+    }
+    app = server;
+    bound = server.server.address() as AddressInfo;
+    log.info({ url: url() }, 'dashboard listening');
+    if (options.urlFile !== undefined) {
+      await writeUrlFile(options.urlFile, {
+        url: url(),
+        needsToken: options.token !== undefined,
+        pid: process.pid,
+        startedAt: options.clock.now(),
+      });
+    }
+  };
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      await starting?.catch(() => undefined);
+      for (const stream of streams) stream.close();
+      const failures: unknown[] = [];
+      tracker?.drain();
+      const grace = options.clock.setTimer(() => tracker?.destroyAll(), STOP_GRACE_MS);
+      await app?.close().catch((err: unknown) => failures.push(err));
+      grace.cancel();
+      tracker?.detach();
+      if (options.urlFile !== undefined && bound !== undefined) {
+        await removeUrlFile(options.urlFile, url()).catch((err: unknown) => failures.push(err));
+      }
+      if (failures.length > 0) throw new AggregateError(failures, 'HTTP gateway stop had failures');
+    })();
+    return stopping;
+  };
+
+  const gateway: HttpGateway = {
+    name: 'http',
+    start: () => {
+      if (stopping !== undefined)
+        return Promise.reject(new MusubiError('GATEWAY_UNAVAILABLE', 'gateway stopped'));
+      starting ??= start();
+      return starting;
+    },
+    address: (): GatewayAddress => {
+      if (bound === undefined)
+        throw new MusubiError('GATEWAY_UNAVAILABLE', 'the HTTP gateway is not listening');
+      return { kind: 'tcp', host: bound.address, port: bound.port };
+    },
+    url,
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+  return gateway;
+}

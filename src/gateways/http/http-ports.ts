@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import type { AgentRecord } from '../../bus/agent-directory.js';
+
+/**
+ * One task as the dashboard shows it. The hub adapts the task registry's rows to this shape; the
+ * gateway validates every row it is given and leaves out (and logs) rows that do not fit.
+ * `state` is free text so new registry states show up as they are; the page knows `queued`, `running`,
+ * `blocked`, `completed`, `failed` and `cancelled`. `progress` is a fraction from 0 to 1.
+ */
+export const taskViewSchema = z.object({
+  id: z.string().min(1).max(256),
+  state: z.string().min(1).max(64),
+  title: z.string().max(2000).optional(),
+  kind: z.string().max(128).optional(),
+  agent: z.string().max(128).optional(),
+  channel: z.string().max(128).optional(),
+  progress: z.number().min(0).max(1).optional(),
+  detail: z.string().max(4000).optional(),
+  createdAt: z.number().optional(),
+  updatedAt: z.number().optional(),
+});
+export type TaskView = z.infer<typeof taskViewSchema>;
+
+/**
+ * The narrow task port the HTTP gateway needs (the task registry satisfies it through a small adapter).
+ * `cancel` resolves the task as it stands after the request; it throws NOT_FOUND for an unknown id.
+ * Cancelling a task that already ended resolves it unchanged (the page shows its real state).
+ */
+export interface TaskSource {
+  list(): Promise<readonly TaskView[]>;
+  cancel(id: string): Promise<TaskView>;
+}
+
+/**
+ * One team as the dashboard shows it: its pattern and where it stands. `phases` lists the pattern's
+ * phases in order (for the timeline); `phase` is the current one.
+ */
+export const teamViewSchema = z.object({
+  id: z.string().min(1).max(256),
+  pattern: z.string().min(1).max(64),
+  phase: z.string().max(64).optional(),
+  round: z.number().int().nonnegative().optional(),
+  implementer: z.string().max(128).optional(),
+  phases: z.array(z.string().max(64)).max(32).optional(),
+  members: z.array(z.string().max(128)).max(256).optional(),
+  goal: z.string().max(2000).optional(),
+  updatedAt: z.number().optional(),
+});
+export type TeamView = z.infer<typeof teamViewSchema>;
+
+/** Something that knows teams (a coordination pattern's registry); the hub passes one per pattern. */
+export interface TeamSource {
+  list(): Promise<readonly TeamView[]>;
+}
+
+/** The agents port: the AgentDirectory satisfies it. */
+export interface AgentSource {
+  list(): Promise<readonly AgentRecord[]>;
+}
