@@ -38,6 +38,7 @@ export class AgentSyncConnection {
   #isEnded = false;
   #isClosed = false;
   #isFinishing = false;
+  #closeTimer: NodeJS.Timeout | undefined;
 
   constructor(options: { socket: Socket; core: Promise<AgentSyncCore>; logger: Logger }) {
     this.#socket = options.socket;
@@ -79,6 +80,7 @@ export class AgentSyncConnection {
   }
 
   #onClosed(): void {
+    clearTimeout(this.#closeTimer);
     this.#isClosed = true;
     this.#frames.length = 0;
     this.#abort.abort();
@@ -102,7 +104,8 @@ export class AgentSyncConnection {
           await this.#write(errorReply(WireErrors.tooLong));
           this.#finish();
           // The client may still be sending the rest of the line: give it time to read the reply.
-          setTimeout(() => this.#socket.destroy(), CLOSE_GRACE_MS).unref();
+          this.#closeTimer = setTimeout(() => this.#socket.destroy(), CLOSE_GRACE_MS);
+          this.#closeTimer.unref();
           break;
         }
         await this.#handleLine(frame.bytes);

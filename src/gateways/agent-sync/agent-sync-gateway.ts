@@ -98,8 +98,10 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
       );
       for (const connection of connections) connection.stop();
       const all = Promise.all([...connections].map((c) => c.closed));
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
+      let graceTimer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, STOP_GRACE_MS)));
       await Promise.race([all, grace]);
+      clearTimeout(graceTimer);
       for (const connection of connections) connection.destroy();
       await closedServer;
       (await core?.catch(() => undefined))?.close();
