@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LOG_LEVELS } from './logger.js';
 import { MAILBOX_NAME_PATTERN } from './names.js';
+import { nekoConfigSchema } from './neko-config.schema.js';
 
 /** Defaults, as named constants: config merges defaults < file < env < flags. */
 export const DEFAULT_STORE_URL = 'sqlite:.musubi/bus.db';
@@ -106,6 +107,8 @@ export const configSchema = z.strictObject({
   teams: z.record(agentName, teamSchema).default({}),
   /** Concurrent turns per agent backend (default 4 each), so a big team does not trip rate limits. */
   agentConcurrency: z.record(z.string(), z.number().int().min(1).max(256)).default({}),
+  /** musubi as N.E.K.O.'s agent server (docs/neko.md); absent = not configured. */
+  neko: nekoConfigSchema.optional(),
 });
 
 /** A validated musubi configuration with every default filled in. */
