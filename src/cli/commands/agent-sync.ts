@@ -39,9 +39,10 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
   const host = flags.host ?? config.gateways.agentSync?.host ?? AGENT_SYNC_DEFAULT_HOST;
   const port = flags.port ?? config.gateways.agentSync?.port ?? AGENT_SYNC_DEFAULT_PORT;
   const agents = parseAgentsList(ctx.env['AGENTS_LIST']);
-  await using opened = await ctx.openBus();
+  // Bind first (the gateway accepts while the store opens), so clients connect within moments of start.
+  const opening = ctx.openBus();
   const gateway = createAgentSyncGateway({
-    bus: opened.bus,
+    bus: opening.then((opened) => opened.bus),
     logger: ctx.logger(config),
     clock: createSystemClock(),
     agents,
@@ -51,15 +52,25 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     isFresh: flags.fresh === true,
     staleAfterMs: staleAfterS * 1000,
   });
-  await gateway.start();
-  const address = gateway.address();
-  if (address.kind === 'tcp') {
-    ctx.stdout.write(
-      `agent-sync listening on ${address.host}:${address.port} (agents: ${agents.join(', ')})\n`,
-    );
+  try {
+    await gateway.start();
+  } catch (err) {
+    await opening.then((opened) => opened.close()).catch(() => undefined); // the start error matters more
+    throw err;
   }
-  await untilSignal();
-  await gateway.stop();
+  const opened = await opening;
+  try {
+    const address = gateway.address();
+    if (address.kind === 'tcp') {
+      ctx.stdout.write(
+        `agent-sync listening on ${address.host}:${address.port} (agents: ${agents.join(', ')})\n`,
+      );
+    }
+    await untilSignal();
+    await gateway.stop();
+  } finally {
+    await opened.close();
+  }
 }
 
 async function hook(ctx: CliContext, kind: string, format: string): Promise<void> {

@@ -17,7 +17,8 @@ const STOP_GRACE_MS = 5_000;
 
 /** Collaborators and settings of {@link createAgentSyncGateway}. */
 export interface AgentSyncGatewayOptions {
-  readonly bus: Bus;
+  /** The bus, or a promise of it: `start()` binds first and requests arriving meanwhile wait for it. */
+  readonly bus: Bus | Promise<Bus>;
   readonly logger: Logger;
   readonly clock: Clock;
   /** AGENTS_LIST (see `parseAgentsList`): order and duplicates kept. */
@@ -137,17 +138,19 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
         log.warn({ host }, 'agent-sync listens beyond loopback: anyone who can connect controls the session');
       }
       adopt(
-        AgentSyncCore.open({
-          bus: options.bus,
-          logger: log,
-          clock: options.clock,
-          agents: options.agents,
-          cwd: options.cwd,
-          teamId: options.teamId ?? 'agent-sync',
-          staleAfterMs: options.staleAfterMs ?? AGENT_SYNC_DEFAULT_STALE_AFTER_MS,
-          isFresh: options.isFresh ?? false,
-          foreignCheckMs: options.foreignCheckMs ?? DEFAULT_FOREIGN_CHECK_MS,
-        }),
+        Promise.resolve(options.bus).then((bus) =>
+          AgentSyncCore.open({
+            bus,
+            logger: log,
+            clock: options.clock,
+            agents: options.agents,
+            cwd: options.cwd,
+            teamId: options.teamId ?? 'agent-sync',
+            staleAfterMs: options.staleAfterMs ?? AGENT_SYNC_DEFAULT_STALE_AFTER_MS,
+            isFresh: options.isFresh ?? false,
+            foreignCheckMs: options.foreignCheckMs ?? DEFAULT_FOREIGN_CHECK_MS,
+          }),
+        ),
       );
       try {
         await ready;
