@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Bus } from '../../bus/bus.types.js';
 import type { Clock, Timer } from '../../core/clock.js';
 import { isMusubiError } from '../../core/errors.js';
@@ -19,6 +20,12 @@ import { DEFAULT_RETENTION_MS, TaskRecords } from './task-records.js';
 export const SOCKET_TASK_TYPE = 'yadon.task';
 /** The sender name of socket submissions on the bus. */
 const SOCKET_SENDER = 'yadon-socket';
+/** Inputs up to this size travel in the bus message; larger ones (up to 64 MiB) wait in KV. */
+const INLINE_INPUT_MAX_BYTES = 256 * 1024;
+const taskBodySchema = z.object({
+  taskId: z.string(),
+  input: z.object({ id: z.string(), instruction: z.string(), projectDir: z.string() }).optional(),
+});
 const DEFAULT_LEASE_MS = 60_000;
 const RECEIVE_WAIT_MS = 30_000;
 const LOOP_ERROR_PAUSE_MS = 1_000;
@@ -54,6 +61,8 @@ interface Claimed {
   readonly submission: string;
   /** The mailbox a bus sender (another gateway) gets the result in. */
   readonly replyTo?: string;
+  /** The input waits in KV (too large to travel inline) and is dropped when the task finishes. */
+  readonly hasStoredInput?: boolean;
 }
 
 /**
@@ -109,13 +118,17 @@ export class TaskQueue {
   async submit(task: TaskInput): Promise<{ readonly reply: Promise<ResultDoc | ErrorDoc> }> {
     const submission = this.#o.ids.next();
     const reply = new Promise<ResultDoc | ErrorDoc>((resolve) => this.#waiters.set(submission, resolve));
+    const input = { id: task.id, instruction: task.instruction, projectDir: task.projectDir };
+    const inline = JSON.stringify({ taskId: task.id, input });
+    const isInputInline = Buffer.byteLength(inline) <= INLINE_INPUT_MAX_BYTES;
     try {
-      await this.#records.enqueue(submission, { ...task });
+      await this.#records.enqueue(submission, input, { isInputInline });
       await this.#o.bus.send({
         id: submission,
         to: this.#o.agent,
         from: SOCKET_SENDER,
         type: SOCKET_TASK_TYPE,
+        body: isInputInline ? inline : JSON.stringify({ taskId: task.id }),
       });
     } catch (err) {
       this.#waiters.delete(submission);
@@ -174,8 +187,15 @@ export class TaskQueue {
   async #claimed(delivery: Delivery): Promise<Claimed | null> {
     const envelope = delivery.envelope;
     if (envelope.type === SOCKET_TASK_TYPE) {
-      const input = await this.#records.input(envelope.id);
-      return input === null ? null : { task: input, submission: envelope.id };
+      // Runs only while its record still says queued/running for this very submission: a restart
+      // marks it interrupted, and a newer submission of the same id replaces it.
+      const body = parseTaskBody(envelope.body);
+      const record = body === undefined ? null : await this.#records.get(body.taskId);
+      if (record?.submission !== envelope.id || (record.state !== 'queued' && record.state !== 'running'))
+        return null;
+      const input = body?.input ?? (await this.#records.input(envelope.id));
+      if (input === null || input === undefined) return null;
+      return { task: input, submission: envelope.id, hasStoredInput: body?.input === undefined };
     }
     if (envelope.type === 'result') return null; // a reply addressed to this agent is not a task
     const record = await this.#records.get(envelope.id);
@@ -254,9 +274,10 @@ export class TaskQueue {
       finishedAt: now,
       result: { ...doc },
     }));
-    await this.#records.dropInput(submission);
+    // The record is stored: the sender can have its reply before the input is cleaned up.
     this.#waiters.get(submission)?.(doc);
     this.#waiters.delete(submission);
+    if (claimed.hasStoredInput === true) await this.#records.dropInput(submission);
     if (claimed.replyTo === undefined) return;
     await this.#o.bus
       .send({
@@ -284,5 +305,15 @@ export class TaskQueue {
     };
     timer = this.#o.clock.setTimer(tick, every);
     return { cancel: () => ((isCancelled = true), timer?.cancel()) };
+  }
+}
+
+function parseTaskBody(body: string): z.infer<typeof taskBodySchema> | undefined {
+  try {
+    const parsed = taskBodySchema.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    // Not JSON: not a message this gateway wrote; it is skipped.
+    return undefined;
   }
 }

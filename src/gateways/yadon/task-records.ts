@@ -71,9 +71,16 @@ export class TaskRecords {
     return null;
   }
 
-  /** Stores the input of a new submission and its `queued` record (replacing an older one of the same id). */
-  async enqueue(submission: string, input: StoredTaskInput): Promise<void> {
-    await this.#kv.kvSet(this.#inputKey(submission), input);
+  /**
+   * Stores the `queued` record of a new submission (replacing an older one of the same id) and, unless
+   * the caller carries it inline in the bus message, its input.
+   */
+  async enqueue(
+    submission: string,
+    input: StoredTaskInput,
+    options: { isInputInline: boolean },
+  ): Promise<void> {
+    if (!options.isInputInline) await this.#kv.kvSet(this.#inputKey(submission), input);
     await this.#kv.kvSet(this.#recordKey(input.id), {
       id: input.id,
       agent: this.#agent,
@@ -116,7 +123,7 @@ export class TaskRecords {
     this.#log.warn({ taskId }, 'task record kept changing; update skipped');
   }
 
-  /** Drops the input of a finished submission. */
+  /** Drops the input of a finished submission (a no-op when it travelled inline). */
   async dropInput(submission: string): Promise<void> {
     await this.#kv.kvDelete(this.#inputKey(submission));
   }
