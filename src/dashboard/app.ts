@@ -1,0 +1,97 @@
+import * as z from 'zod';
+import { ApiClient } from './api-client.js';
+import { byId, el } from './dom.js';
+import { EventFeed } from './event-feed.js';
+import { PageController } from './page-controller.js';
+import { healthReply, sayReply } from './wire-schemas.js';
+
+// The page's CSP has no 'unsafe-eval': zod must not try to compile validators with `new Function`.
+z.config({ jitless: true });
+
+const TICK_MS = 5_000;
+const RETRY_START_MS = 2_000;
+
+/** Keeps the say form's recipient list in step with the agents, keeping the current choice. */
+function syncRecipients(controller: PageController): void {
+  const select = byId('say-to');
+  if (!(select instanceof HTMLSelectElement)) return;
+  const names = (controller.state.agents?.agents ?? []).map((a) => a.name);
+  const wanted = ['*', ...names];
+  const have = [...select.options].map((o) => o.value);
+  if (wanted.join('\n') === have.join('\n')) return;
+  const current = select.value;
+  select.replaceChildren(...wanted.map((n) => el('option', { value: n }, n === '*' ? 'everyone' : n)));
+  select.value = wanted.includes(current) ? current : '*';
+}
+
+function wireSayForm(api: ApiClient, controller: PageController): void {
+  const form = byId('say-form');
+  const text = byId('say-text');
+  const to = byId('say-to');
+  if (
+    !(form instanceof HTMLFormElement) ||
+    !(text instanceof HTMLInputElement) ||
+    !(to instanceof HTMLSelectElement)
+  )
+    return;
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const message = text.value.trim();
+    if (message === '') return;
+    const button = form.querySelector('button');
+    if (button !== null) button.disabled = true;
+    api
+      .post('/api/say', sayReply, { to: to.value, text: message })
+      .then((reply) => {
+        text.value = '';
+        controller.toast(`Sent to ${reply.sent.map((s) => s.to).join(', ')}`, 'ok');
+      })
+      .catch((err: unknown) => controller.toast(err instanceof Error ? err.message : String(err), 'error'))
+      .finally(() => {
+        if (button !== null) button.disabled = false;
+      });
+  });
+}
+
+function wireFilters(controller: PageController): void {
+  for (const id of ['filter-agent', 'filter-type', 'filter-thread']) {
+    byId(id).addEventListener('input', () => controller.filterChanged());
+  }
+}
+
+/** Starts the page: first snapshot, then the live feed; retries with backoff while the hub is down. */
+async function start(api: ApiClient, controller: PageController, delayMs = RETRY_START_MS): Promise<void> {
+  let cursor: number;
+  try {
+    cursor = (await api.get('/api/health', healthReply)).cursor;
+    await controller.refreshAll();
+  } catch (err) {
+    controller.setFeed('reconnecting');
+    controller.toast(
+      `Hub not reachable (${err instanceof Error ? err.message : String(err)}); retrying`,
+      'error',
+    );
+    setTimeout(() => void start(api, controller, Math.min(delayMs * 2, 30_000)), delayMs);
+    return;
+  }
+  let isFirstOpen = true;
+  new EventFeed(cursor, {
+    onEvent: (event) => controller.onEvent(event),
+    onStatus: (status) => controller.setFeed(status),
+    onOpen: () => {
+      if (isFirstOpen) isFirstOpen = false;
+      else void controller.refreshAll();
+    },
+  });
+}
+
+const api = new ApiClient();
+const controller: PageController = new PageController(api, () => syncRecipients(controller));
+wireSayForm(api, controller);
+wireFilters(controller);
+setInterval(() => {
+  if (document.visibilityState === 'visible') {
+    controller.tick();
+  }
+}, TICK_MS);
+void start(api, controller);

@@ -1,0 +1,164 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildDashboard, type BuiltDashboard } from '../fixtures/dashboard-build.js';
+import { seedDashboardScene } from '../fixtures/dashboard-scene.js';
+import { startHttpHub, type HttpHub, type HttpHubOptions } from '../fixtures/http-hub.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SCREENSHOTS = fileURLToPath(new URL('../../.tmp/screenshots/', import.meta.url));
+const hasChromium = existsSync(CHROMIUM);
+const isCi = process.env.CI === 'true';
+
+if (!hasChromium && !isCi) {
+  console.warn(
+    `SKIP dashboard browser tests: ${CHROMIUM} is missing (apt-get install -y chromium fonts-noto-cjk)`,
+  );
+}
+
+describe.runIf(!hasChromium && isCi)('dashboard - browser (CI)', () => {
+  it('needs chromium', () => {
+    throw new Error(`${CHROMIUM} is missing on CI: .ci/run must apt-get install chromium fonts-noto-cjk`);
+  });
+});
+
+describe.runIf(hasChromium)('dashboard - browser', () => {
+  let browser: Browser;
+  let assets: BuiltDashboard;
+  const hubs: HttpHub[] = [];
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    [browser, assets] = await Promise.all([
+      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 20_000 }),
+      buildDashboard(),
+    ]);
+  });
+  afterEach(async () => {
+    await Promise.all(hubs.splice(0).map((h) => h.close()));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await assets?.remove();
+  });
+
+  async function open(options: HttpHubOptions = {}): Promise<{ hub: HttpHub; page: Page }> {
+    const hub = await startHttpHub({ assetsDir: assets.dir, ...options });
+    hubs.push(hub);
+    const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'ja-JP' });
+    const page = await context.newPage();
+    problems.length = 0;
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    await page.goto(`${hub.base}/`);
+    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: 5_000 });
+    return { hub, page };
+  }
+
+  it('shows an empty state, not an error, when no agent is known', async () => {
+    const { page } = await open();
+    await expect(page.locator('[data-testid="agents-empty"]').textContent()).resolves.toContain(
+      'No agents yet',
+    );
+    expect(await page.locator('.toast-error').count()).toBe(0);
+    expect(await page.locator('#dead-letters').textContent()).toContain('No dead letters');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('shows a message sent on the bus within a second', async () => {
+    const { hub, page } = await open();
+    const { envelope } = await hub.bus.send({
+      from: 'alice',
+      to: 'bob',
+      type: 'review_request',
+      thread: 'pr-7',
+      body: 'レビューお願いします',
+    });
+    const started = Date.now();
+    const row = page.locator(`.log-row[data-message="${envelope.id}"]`);
+    await row.waitFor({ timeout: 1_000 });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(await row.textContent()).toContain('alice');
+    await expect.poll(() => row.textContent(), { timeout: 2_000 }).toContain('レビューお願いします');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('retries a dead letter from its button', async () => {
+    const { hub, page } = await open();
+    const { envelope } = await hub.bus.send({ from: 'lead', to: 'worker', type: 'job' });
+    const d = await hub.bus.receive('worker', { timeoutMs: 0 });
+    await hub.bus.nack(d?.deliveryId ?? '', { reason: 'worker crashed' });
+    const item = page.locator(`.dead[data-message="${envelope.id}"]`);
+    await item.waitFor({ timeout: 2_000 });
+    await item.getByRole('button', { name: `retry ${envelope.id}` }).click();
+    await page.locator('#dead-letters .empty-line.ok').waitFor({ timeout: 2_000 });
+    expect((await hub.bus.count('worker')).ready).toBe(1);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('cancels a running task from the task HUD', async () => {
+    const { hub, page } = await open();
+    await hub.tasks.put({
+      id: 'task-42',
+      state: 'running',
+      title: 'ドキュメントを翻訳する',
+      progress: 0.3,
+      createdAt: Date.now(),
+    });
+    const task = page.locator('.task[data-task="task-42"]');
+    await task.getByRole('button', { name: 'cancel task task-42' }).click();
+    await page.locator('.task.task-cancelled[data-task="task-42"]').waitFor({ timeout: 2_000 });
+    expect(hub.tasks.get('task-42')?.state).toBe('cancelled');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('renders a busy team readably in light and dark (screenshots)', async () => {
+    const { hub, page } = await open({
+      teams: [
+        {
+          list: async () => [
+            {
+              id: 'docs-squad',
+              pattern: 'three-phase',
+              phase: 'docs',
+              round: 1,
+              phases: ['implement', 'docs', 'review'],
+              members: ['yadoran', 'yadon-1', 'yadon-2'],
+              goal: 'README を日本語と英語で整える',
+            },
+          ],
+        },
+      ],
+    });
+    const ids = await seedDashboardScene(hub);
+    await page.locator(`.log-row[data-message="${ids.lastMessageId}"]`).waitFor({ timeout: 3_000 });
+    await page.locator('.agent-card').nth(4).waitFor({ timeout: 3_000 });
+    await page.locator('.team-card[data-team="peers"] .step.current').waitFor({ timeout: 3_000 });
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-light.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-dark.png'), fullPage: true });
+    expect(await page.locator('.agent-card').count()).toBe(5);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
