@@ -3,7 +3,7 @@ import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
 import { coordinatorSystemPrompt } from '../../teams/three-phase/agent-instructions.js';
 
 /** The multi-LLM rotation of spec yadon.md 4.5. */
-export const MULTI_LLM_BACKENDS = ['copilot', 'gemini', 'claude-opus', 'opencode'] as const;
+const MULTI_LLM_BACKENDS = ['copilot', 'gemini', 'claude-opus', 'opencode'] as const;
 
 /** The interactive coordinator to launch, or null when the global backend has none (scripted). */
 export interface CoordinatorLaunch {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { hostInfoPath, hostPidPath } from '../../gateways/yadon/yadon-paths.js';
 
 /** What a host records next to its pid file, so `stop` and `_restart` can act on exactly that host. */
-export const hostInfoSchema = z.object({
+const hostInfoSchema = z.object({
   pid: z.number().int().positive(),
   workDir: z.string(),
   cwd: z.string(),

@@ -9,7 +9,7 @@ import type { CliContext } from '../cli-context.js';
 import { asObject, envelopeLine } from './yadon-output.js';
 
 /** How long `_send` waits for the manager's result (spec yadon.md 2.5). */
-export const SEND_WAIT_MS = 600_000;
+const SEND_WAIT_MS = 600_000;
 const TIMEOUT_MESSAGE = 'yadoranからの応答がありません（タイムアウト）';
 
 async function managerSocket(ctx: CliContext): Promise<{ path: string; exists: boolean }> {
@@ -24,7 +24,7 @@ async function managerSocket(ctx: CliContext): Promise<{ path: string; exists: b
 export async function sendCommand(
   ctx: CliContext,
   instruction: string,
-  options: { readonly projectDir?: string; readonly waitMs?: number },
+  options: { readonly projectDir?: string },
 ): Promise<void> {
   const clock = createSystemClock();
   const taskId = generateTaskId(clock.now());
@@ -41,7 +41,7 @@ export async function sendCommand(
   const reply = await exchangeWithAgent(
     manager.path,
     { type: 'task', id: taskId, payload },
-    { timeoutMs: options.waitMs ?? SEND_WAIT_MS, clock },
+    { timeoutMs: SEND_WAIT_MS, clock },
   );
   if (!reply.ok) {
     const message = reply.stage === 'timeout' ? TIMEOUT_MESSAGE : reply.text;

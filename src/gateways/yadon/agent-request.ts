@@ -19,8 +19,8 @@ export type ParsedAgentRequest =
   { readonly ok: true; readonly request: AgentRequest } | { readonly ok: false; readonly message: string };
 
 /** Error-reply prefixes of spec yadon.md 5; clients match on them. */
-export const JSON_ERROR_PREFIX = 'JSONパースエラー: ';
-export const UNKNOWN_TYPE_PREFIX = '不明なメッセージタイプ: ';
+const JSON_ERROR_PREFIX = 'JSONパースエラー: ';
+const UNKNOWN_TYPE_PREFIX = '不明なメッセージタイプ: ';
 export const CONNECTION_ERROR_PREFIX = '接続処理エラー: ';
 
 const objectSchema = z.record(z.string(), z.unknown());

@@ -9,7 +9,7 @@ import { readRequest } from './request-reader.js';
 import { listenUnixSocket, type UnixSocketListener } from './unix-socket-listener.js';
 
 /** Largest request accepted (spec yadon.md 2.3). */
-export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 /** Request inactivity timeout (spec yadon.md 2.5). */
 export const REQUEST_INACTIVITY_MS = 600_000;
 /** After an oversize reply, how long unread request bytes are drained before the connection is cut. */

@@ -4,8 +4,8 @@ import { pyIntOf, pyStr } from '../../core/py-text.js';
 /** Largest pet message read; more is dropped (spec yadon.md 2.4). */
 export const MAX_PET_MESSAGE_BYTES = 65_536;
 /** Defaults of a pet message (spec yadon.md 3.6). */
-export const DEFAULT_PET_TYPE = 'normal';
-export const DEFAULT_PET_DURATION_MS = 4_000;
+const DEFAULT_PET_TYPE = 'normal';
+const DEFAULT_PET_DURATION_MS = 4_000;
 
 const messageSchema = z.record(z.string(), z.unknown());
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -17,7 +17,7 @@ export interface DispatchTimings {
 }
 
 /** The timings of spec yadon.md. */
-export const DEFAULT_DISPATCH_TIMINGS: DispatchTimings = {
+const DEFAULT_DISPATCH_TIMINGS: DispatchTimings = {
   dispatchWaitMs: 630_000,
   pollMs: 5_000,
   giveUpMs: 1_260_000,

@@ -17,7 +17,7 @@ import { pyDumps } from './py-json.js';
 import { DEFAULT_RETENTION_MS, TaskRecords } from './task-records.js';
 
 /** The envelope type of a task submitted through an agent socket. */
-export const SOCKET_TASK_TYPE = 'yadon.task';
+const SOCKET_TASK_TYPE = 'yadon.task';
 /** The sender name of socket submissions on the bus. */
 const SOCKET_SENDER = 'yadon-socket';
 /** Inputs up to this size travel in the bus message; larger ones (up to 64 MiB) wait in KV. */
@@ -177,9 +177,17 @@ export class TaskQueue {
   }
 
   #pause(ms: number): Promise<void> {
+    const signal = this.#stop.signal;
     return new Promise((resolve) => {
-      const timer = this.#o.clock.setTimer(resolve, ms);
-      this.#stop.signal.addEventListener('abort', () => (timer.cancel(), resolve()), { once: true });
+      const onAbort = (): void => {
+        timer.cancel();
+        resolve();
+      };
+      const timer = this.#o.clock.setTimer(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 

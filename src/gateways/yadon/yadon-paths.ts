@@ -5,10 +5,10 @@ import { parsePyInt } from '../../core/py-text.js';
 /** The manager's agent name. */
 export const MANAGER_NAME = 'yadoran';
 /** Default and bounds of `YADON_COUNT`. */
-export const DEFAULT_WORKER_COUNT = 4;
-export const MAX_WORKER_COUNT = 8;
+const DEFAULT_WORKER_COUNT = 4;
+const MAX_WORKER_COUNT = 8;
 /** The socket directory when `YADON_SOCKET_DIR` is unset or empty. */
-export const DEFAULT_SOCKET_DIR = '/tmp';
+const DEFAULT_SOCKET_DIR = '/tmp';
 /** Longest AF_UNIX path (bytes, without the terminating NUL): 107 on Linux, 103 on macOS and BSDs. */
 export const MAX_SOCKET_PATH_BYTES = process.platform === 'linux' ? 107 : 103;
 
@@ -38,12 +38,6 @@ export function workerName(n: number): string {
 /** `yadon-1` … `yadon-<count>`, in order. */
 export function workerNames(count: number): string[] {
   return Array.from({ length: count }, (_, i) => workerName(i + 1));
-}
-
-/** The worker number of `yadon-<n>`, or undefined for any other name. */
-export function workerNumberOf(name: string): number | undefined {
-  const m = /^yadon-([1-9][0-9]*)$/.exec(name);
-  return m?.[1] === undefined ? undefined : Number(m[1]);
 }
 
 /**

@@ -3,7 +3,7 @@ import { runLlmTurn } from './llm-turn.js';
 import { fallbackPlan, planFromOutput, type JobPlan } from './plan-extraction.js';
 
 /** Default decomposition LLM timeout (spec yadon.md 2.5). */
-export const DECOMPOSITION_TIMEOUT_MS = 120_000;
+const DECOMPOSITION_TIMEOUT_MS = 120_000;
 
 /** What the decomposition prompt needs. */
 export interface DecompositionRequest {

@@ -26,7 +26,7 @@ export interface LlmTurnInput {
 }
 
 /** `タイムアウト (<whole minutes>分)`, e.g. `タイムアウト (10分)` for 600 s. */
-export function timeoutText(timeoutMs: number): string {
+function timeoutText(timeoutMs: number): string {
   return `タイムアウト (${Math.floor(timeoutMs / 60_000)}分)`;
 }
 

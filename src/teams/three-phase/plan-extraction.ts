@@ -48,7 +48,7 @@ function tryParse(text: string): { ok: true; value: unknown } | { ok: false } {
  * (b) parse, (c) else parse the original output from the first `{` to the last `}`; undefined when
  * every step fails.
  */
-export function extractJson(output: string): { value: unknown } | undefined {
+function extractJson(output: string): { value: unknown } | undefined {
   const fenced = tryParse(unfence(pyStrip(output)));
   if (fenced.ok) return { value: fenced.value };
   const first = output.indexOf('{');

@@ -4,7 +4,7 @@ import { runLlmTurn } from './llm-turn.js';
 import { resultDoc, summarize, type TaskInput, type TaskOutcome } from './result-doc.js';
 
 /** Default worker LLM timeout (spec yadon.md 2.5). */
-export const WORKER_LLM_TIMEOUT_MS = 600_000;
+const WORKER_LLM_TIMEOUT_MS = 600_000;
 
 /** Collaborators of {@link runWorkerTurn}. */
 export interface WorkerTurnOptions {
