@@ -17,6 +17,7 @@ import { resolveExecutable } from '../process/resolve-executable.js';
 import { runProcess } from '../process/run-process.js';
 import { structuredNekoReply } from './assessment-reply.js';
 import { decompositionReply, isDecompositionRequest } from './decomposition-reply.js';
+import { planIgniteTurn } from './ignite-delivery.js';
 import { resolveInsideCwd } from './safe-path.js';
 import { parseScript, type ScriptInstruction } from './script-parser.js';
 
@@ -76,10 +77,14 @@ export class ScriptedRunner implements AgentRunner {
       throw new MusubiError('AGENT_FAILED', `scripted agent: working directory ${input.cwd} does not exist`);
     }
     const prompt = input.systemPrompt ? `${input.systemPrompt}\n\n${input.prompt}` : input.prompt;
-    const structured = isDecompositionRequest(prompt)
-      ? decompositionReply(prompt)
-      : structuredNekoReply(prompt);
-    const script = structured === undefined ? parseScript(input.prompt) : [];
+    const ignite = await planIgniteTurn(input);
+    const structured =
+      ignite !== undefined
+        ? undefined
+        : isDecompositionRequest(prompt)
+          ? decompositionReply(prompt)
+          : structuredNekoReply(prompt);
+    const script = ignite?.script ?? (structured === undefined ? parseScript(input.prompt) : []);
     for (const step of script) if ('path' in step) await resolveInsideCwd(input.cwd, step.path);
 
     emit(input, { type: 'started', pid: null, argv: ['scripted'] });
@@ -100,6 +105,7 @@ export class ScriptedRunner implements AgentRunner {
         state.parts.push(err instanceof MusubiError ? `${err.code}: ${err.message}` : String(err));
       });
     }
+    if (ignite !== undefined && !state.isFailed && !signal.aborted) await ignite.finish();
     const timedOut = deadline.aborted && input.signal?.aborted !== true;
     const canceled = input.signal?.aborted === true;
     if (timedOut || canceled) emit(input, { type: 'stopping', reason: timedOut ? 'timeout' : 'cancel' });
