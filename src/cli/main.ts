@@ -4,6 +4,7 @@ import { createCliContext } from './create-cli-context.js';
 import { registerAgentCommands } from './commands/agent.js';
 import { registerAgentSyncCommands } from './commands/agent-sync.js';
 import { registerBusCommands } from './commands/bus.js';
+import { registerMcpCommands } from './commands/mcp.js';
 import { registerIgniteCommands } from './commands/ignite.js';
 import { registerUpCommand } from './commands/up.js';
 import { registerYadonCommands } from './commands/yadon.js';
@@ -25,6 +26,7 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
   registerAgentCommands(program, ctx);
   registerAgentSyncCommands(program, ctx);
   registerYadonCommands(program, ctx);
+  registerMcpCommands(program, ctx);
   registerIgniteCommands(program, ctx);
   return program;
 }

@@ -1,0 +1,82 @@
+import { Readable, Writable } from 'node:stream';
+import type { Command } from 'commander';
+import type { Config } from '../../core/config.schema.js';
+import { MusubiError } from '../../core/errors.js';
+import { LOG_LEVELS, type LogLevel } from '../../core/logger.js';
+import { assertMailboxName } from '../../core/names.js';
+import type { CliContext } from '../cli-context.js';
+import { parseNonNegativeInt } from '../option-parsers.js';
+import { version } from '../version.js';
+
+interface McpFlags {
+  readonly agent: string;
+  readonly lease?: number;
+}
+
+/**
+ * stdout is the MCP channel, so logs stay on stderr and default to `warn` there (an MCP client shows a
+ * server's stderr as noise); `--log-level` or MUSUBI_LOG_LEVEL still choose any level.
+ */
+function logLevel(ctx: CliContext, config: Config): LogLevel {
+  const isExplicit = ctx.globalOptions().logLevel !== undefined || ctx.env['MUSUBI_LOG_LEVEL'] !== undefined;
+  if (isExplicit) return config.log.level;
+  return LOG_LEVELS.indexOf(config.log.level) > LOG_LEVELS.indexOf('warn') ? config.log.level : 'warn';
+}
+
+async function serve(ctx: CliContext, flags: McpFlags): Promise<void> {
+  const agent = assertMailboxName(flags.agent);
+  const { stdin, stdout } = ctx;
+  if (!(stdin instanceof Readable) || !(stdout instanceof Writable))
+    throw new MusubiError('INTERNAL', 'musubi mcp needs stdin and stdout streams');
+  const [{ McpAgentServer }, { AgentDirectory }, { TaskRegistry }, { createSystemClock }] = await Promise.all(
+    [
+      import('../../gateways/mcp/mcp-agent-server.js'),
+      import('../../bus/agent-directory.js'),
+      import('../../tasks/task-registry.js'),
+      import('../../core/clock.js'),
+    ],
+  );
+  await using opened = await ctx.openBus();
+  const { bus, config } = opened;
+  const logger = ctx.logger({ ...config, log: { level: logLevel(ctx, config) } });
+  const clock = createSystemClock();
+  await using tasks = new TaskRegistry({ bus, clock, logger });
+  await using server = new McpAgentServer({
+    agent,
+    bus,
+    directory: new AgentDirectory({ bus, clock }),
+    tasks,
+    clock,
+    logger,
+    input: stdin,
+    output: stdout,
+    version,
+    ...(flags.lease === undefined ? {} : { leaseMs: flags.lease }),
+  });
+  const stop = (): void => void server.close().catch(() => undefined);
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await server.start();
+    await server.ended;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+/** Registers `musubi mcp --agent <name>`: the MCP server over stdio for one agent (docs/mcp.md). */
+export function registerMcpCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('mcp')
+    .description(
+      'serve the MCP tools (send, broadcast, receive, ack, peek, status, tasks, say) over stdio for one agent',
+    )
+    .requiredOption('--agent <name>', 'the agent this server acts for (its mailbox and sender name)')
+    .option(
+      '--lease <ms>',
+      'default lease of the receive tool (default 600000)',
+      parseNonNegativeInt('--lease'),
+    )
+    .action((flags: McpFlags) => serve(ctx, flags));
+}
