@@ -25,6 +25,8 @@ export interface TurnContext {
   readonly clock: Clock;
   readonly dispatch: (plan: DispatchPlan) => Promise<TaskRecord | null>;
   readonly notify: (sessionKey: string, text: string) => void;
+  /** Aborted when the server stops: LLM turns end early. */
+  readonly signal?: AbortSignal;
 }
 
 /** The fingerprints an admitted turn is tracked by. */
@@ -121,8 +123,8 @@ export async function analyzeTurn(
   const catalogue = pluginChannels.flatMap((c) => [...c.catalogue()]);
   const offers = ready.filter((c) => !isPluginChannel(c));
   const [plugins, assessment] = await Promise.all([
-    catalogue.length > 0 ? selectPlugin(ctx.llm, catalogue, conversation, request) : undefined,
-    assessChannels(ctx.llm, offers, conversation),
+    catalogue.length > 0 ? selectPlugin(ctx.llm, catalogue, conversation, request, ctx.signal) : undefined,
+    assessChannels(ctx.llm, offers, conversation, ctx.signal),
   ]);
   for (const failure of [plugins, assessment]) {
     if (failure?.ok === false && NOTIFY_ON.test(failure.reason)) {
@@ -141,7 +143,7 @@ export async function analyzeTurn(
     const verdict = chosen === undefined ? undefined : assessment.verdicts.get(chosen.id);
     if (chosen !== undefined && verdict !== undefined) plan = channelPlan(chosen, verdict, input, request);
   }
-  if (plan === undefined) return null;
+  if (plan === undefined || ctx.signal?.aborted === true) return null;
   const pluginTarget = plan.task.plugin;
   const method =
     pluginTarget === undefined ? plan.channel.id : `plugin:${pluginTarget.pluginId}.${pluginTarget.entryId}`;

@@ -68,6 +68,7 @@ export class ExecutorTeam {
   readonly #unsubscribe: () => void;
   #channels: readonly Channel[];
   #llm: LlmSettings | null;
+  readonly #stop = new AbortController();
   #lock: Promise<void> = Promise.resolve();
   #hasRestored = false;
   #isReady = false;
@@ -175,7 +176,7 @@ export class ExecutorTeam {
    */
   async analyze(input: AnalyzeInput): Promise<TaskRecord | null> {
     try {
-      if (!this.flags.state.analyzerEnabled) return null;
+      if (!this.flags.state.analyzerEnabled || this.#stop.signal.aborted) return null;
       const verdict = admitTurn(input, this.#sessions, {
         isProactiveEnabled: this.#o.isProactiveEnabled !== false,
         hasDeterministicSignal: (text) => this.#hasDeterministicSignal(text),
@@ -191,6 +192,7 @@ export class ExecutorTeam {
             clock: this.#o.clock,
             dispatch: (plan) => this.#dispatcher.dispatch(plan),
             notify: (session, text) => this.#o.events.notification(session, text),
+            signal: this.#stop.signal,
           },
           input,
           verdict,
@@ -284,7 +286,9 @@ export class ExecutorTeam {
 
   /** Aborts runs (waiting at most 10 s) and flushes state writes. Idempotent; the registry stays open. */
   async stop(): Promise<void> {
+    this.#stop.abort(new Error('executor stopping'));
     this.#unsubscribe();
+    await this.#lock;
     await this.#dispatcher.stop();
     await Promise.all([this.flags.flush(), this.#sessions.flush()]);
   }
@@ -309,6 +313,6 @@ export class ExecutorTeam {
   async #isDuplicate(plan: DispatchPlan, active: readonly TaskRecord[]): Promise<boolean> {
     if (this.#llm === null) return false;
     const summaries = active.map((t) => ({ id: t.id, description: t.description ?? '' }));
-    return isDuplicateTask(this.#llm, plan.task.instruction, summaries);
+    return isDuplicateTask(this.#llm, plan.task.instruction, summaries, this.#stop.signal);
   }
 }

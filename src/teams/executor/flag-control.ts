@@ -96,6 +96,7 @@ export class FlagControl {
 
   /** Applies the requested flag values (spec 4.5); probes of enabled groups continue in the background. */
   setFlags(requested: Partial<Record<FlagKey, boolean>>, options: ChangeOptions = {}): void {
+    const before = this.#state;
     const persist = options.persistIntent !== false;
     for (const key of FLAG_KEYS) {
       const value = requested[key];
@@ -109,7 +110,7 @@ export class FlagControl {
         this.#state = { ...this.#state, intent: { ...this.#state.intent, flags: intent } };
       }
     }
-    this.#bump();
+    this.#commit(before);
   }
 
   /** The master switch (spec 3.3.1 `set_agent_enabled`). OFF runs end_all and keeps the sub-flags. */
@@ -118,6 +119,7 @@ export class FlagControl {
     profile: Record<string, unknown>,
     options: ChangeOptions = {},
   ): Promise<void> {
+    const before = this.#state;
     this.#state = { ...this.#state, analyzerEnabled: enabled, profile: enabled ? profile : {} };
     if (options.persistIntent !== false) {
       this.#state = { ...this.#state, intent: { ...this.#state.intent, analyzerEnabled: enabled } };
@@ -135,16 +137,17 @@ export class FlagControl {
           this.#startProbe(group);
       }
     }
-    this.#bump();
+    this.#commit(before, true);
     if (!enabled) await this.#o.onMasterOff();
   }
 
   /** Forgets the intent of a group (after failed restore probes). */
   clearIntent(key: FlagKey): void {
+    const before = this.#state;
     const flags = { ...this.#state.intent.flags };
     delete flags[key];
     this.#state = { ...this.#state, intent: { ...this.#state.intent, flags } };
-    this.#bump();
+    this.#commit(before);
   }
 
   /** Re-probes every enabled group (after a configuration change). */
@@ -193,6 +196,7 @@ export class FlagControl {
   async #runProbe(group: ChannelGroup, generation: number): Promise<boolean> {
     const availability = await this.#o.probe(group);
     if (this.#generations.get(group) !== generation) return availability.ready;
+    const before = this.#state;
     const key = GROUP_FLAG_KEYS[group];
     if (availability.ready) {
       this.#setCapability(group, { ready: true, reason: '' });
@@ -201,7 +205,7 @@ export class FlagControl {
       this.#setCapability(group, { ready: false, reason: availability.reasons[0] ?? '' });
       this.notify(CAPABILITY_LOST_CODES[group], { flag: key, reasons: [...availability.reasons] });
     }
-    this.#bump();
+    this.#commit(before);
     return availability.ready;
   }
 
@@ -221,8 +225,19 @@ export class FlagControl {
     this.#state = { ...this.#state, capabilities: { ...this.#state.capabilities, [group]: capability } };
   }
 
-  #bump(): void {
-    this.#state = { ...this.#state, revision: this.#state.revision + 1 };
+  /**
+   * Persists the state; when something main can see changed (master, profile, flags, capabilities) the
+   * revision goes up by one and `onChange` fires. A refused enable that changed nothing stays silent, so
+   * its notification waits for the next snapshot or GET /agent/flags.
+   */
+  #commit(before: ControlState, isForced = false): void {
+    const after = this.#state;
+    const isVisible =
+      isForced ||
+      before.analyzerEnabled !== after.analyzerEnabled ||
+      JSON.stringify([before.profile, before.flags, before.capabilities]) !==
+        JSON.stringify([after.profile, after.flags, after.capabilities]);
+    if (isVisible) this.#state = { ...after, revision: after.revision + 1 };
     const snapshot = this.#state;
     this.#writes = this.#writes
       .then(() => this.#o.kv.kvSet(this.#o.key, snapshot))
@@ -230,6 +245,6 @@ export class FlagControl {
         () => undefined,
         (err: unknown) => this.#o.logger.warn({ err }, 'agent control state not persisted'),
       );
-    this.#o.onChange();
+    if (isVisible) this.#o.onChange();
   }
 }

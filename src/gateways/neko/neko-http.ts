@@ -1,0 +1,73 @@
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import type { TaskRegistry } from '../../tasks/task-registry.js';
+import type { ExecutorTeam } from '../../teams/executor/executor-team.js';
+import { registerAgentRoutes } from './http-agent-routes.js';
+import { registerTaskRoutes } from './http-task-routes.js';
+
+/** Request bodies above this are refused (413). */
+export const MAX_HTTP_BODY_BYTES = 1024 * 1024;
+
+/** What the HTTP control API works on; the gateway provides it. */
+export interface NekoApiContext {
+  readonly instanceId: string;
+  readonly executor: ExecutorTeam;
+  readonly registry: TaskRegistry;
+  readonly clock: Clock;
+  /** Builds the state snapshot (runs the lazy clean-up, consumes the notification). */
+  snapshot(): Promise<Record<string, unknown>>;
+  /** Builds a snapshot and sends it as `agent_status_update`. */
+  emitStatus(): Promise<void>;
+  /** Re-reads channel and assessor configuration; resolves a message for the caller. */
+  reloadConfig(): Promise<string>;
+}
+
+class InvalidJsonBody extends Error {}
+
+/** Sends `{"detail": text}` with `status` (the original's validation-error convention). */
+export function sendDetail(reply: FastifyReply, status: number, text: string): FastifyReply {
+  return reply.code(status).send({ detail: text });
+}
+
+/** Python-style truthiness of a JSON value, as the original reads flag values. */
+export function isTruthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object' && value !== null) return Object.keys(value).length > 0;
+  return Boolean(value);
+}
+
+/** True for a plain JSON object (not an array, not null). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Builds the fastify app of the N.E.K.O. HTTP control API (spec neko.md 3.3): every body is read as
+ * JSON whatever its content type (an empty body is no body); a body that is not JSON gets 422
+ * `{"detail": "invalid JSON body"}`; unexpected failures are logged and answered 500 without a stack.
+ */
+export function buildNekoHttpApp(ctx: NekoApiContext, logger: Logger): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: MAX_HTTP_BODY_BYTES });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new InvalidJsonBody('invalid JSON body'), undefined);
+    }
+  });
+  app.setErrorHandler((err, _request, reply) => {
+    if (err instanceof InvalidJsonBody) return sendDetail(reply, 422, 'invalid JSON body');
+    const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendDetail(reply, 413, 'request body too large');
+    logger.error({ err }, 'HTTP handler failed');
+    return sendDetail(reply, 500, 'internal error');
+  });
+  app.setNotFoundHandler((_request, reply) => sendDetail(reply, 404, 'Not Found'));
+  registerAgentRoutes(app, ctx);
+  registerTaskRoutes(app, ctx);
+  return app;
+}
