@@ -24,6 +24,8 @@ import { percentile, printTable, trackPeakRss, type BenchRow } from './bench-kit
 
 const clock = createSystemClock();
 const STATUS_REQUESTS = 4_000;
+const ROUND = 500;
+const STATUS = '{"type": "status"}';
 const JOBS = 200;
 const WORKERS = 8;
 
@@ -111,30 +113,57 @@ function roundTrip(path: string, body: string): Promise<number | null> {
   });
 }
 
-async function statusLoad(name: string, path: string, body: string, clients: number): Promise<BenchRow> {
-  const latencies: number[] = [];
-  let failed = 0;
+interface LoadSample {
+  readonly latencies: number[];
+  seconds: number;
+  failed: number;
+}
+
+const newSample = (): LoadSample => ({ latencies: [], seconds: 0, failed: 0 });
+
+/** `requests` round trips from `clients` concurrent clients, added to `sample`. */
+async function load(path: string, clients: number, requests: number, sample: LoadSample): Promise<void> {
   let next = 0;
   const started = performance.now();
   const client = async (): Promise<void> => {
-    while (next++ < STATUS_REQUESTS) {
-      const ms = await roundTrip(path, body);
-      if (ms === null) failed++;
-      else latencies.push(ms);
+    while (next++ < requests) {
+      const ms = await roundTrip(path, STATUS);
+      if (ms === null) sample.failed++;
+      else sample.latencies.push(ms);
     }
   };
   await Promise.all(Array.from({ length: clients }, client));
-  const seconds = (performance.now() - started) / 1000;
+  sample.seconds += (performance.now() - started) / 1000;
+}
+
+function row(name: string, clients: number, sample: LoadSample): BenchRow {
   return {
     implementation: name,
     clients,
-    requests: STATUS_REQUESTS,
-    'round trips/s': latencies.length / seconds,
-    'p50 ms': percentile(latencies, 50),
-    'p99 ms': percentile(latencies, 99),
-    refused: failed,
+    requests: sample.latencies.length + sample.failed,
+    'round trips/s': sample.latencies.length / sample.seconds,
+    'p50 ms': percentile(sample.latencies, 50),
+    'p99 ms': percentile(sample.latencies, 99),
+    refused: sample.failed,
     'load avg (1 min)': loadavg()[0] ?? 0,
   };
+}
+
+/**
+ * Echo and yadon take turns in rounds of 500 requests, so a change of load on the machine hits both
+ * alike; throughput is requests over the summed time of each side's own rounds.
+ */
+async function compare(dir: string, clients: number): Promise<BenchRow[]> {
+  const echo = newSample();
+  const yadon = newSample();
+  for (let round = 0; round < STATUS_REQUESTS / ROUND; round++) {
+    await load(join(dir, 'echo.sock'), clients, ROUND, echo);
+    await load(join(dir, 'yadon-agent-yadon-1.sock'), clients, ROUND, yadon);
+  }
+  const echoRow = row('bare Node echo server', clients, echo);
+  const yadonRow = row('yadon worker status', clients, yadon);
+  const ratio = Number(yadonRow['round trips/s']) / Number(echoRow['round trips/s']);
+  return [echoRow, { ...yadonRow, 'vs echo': ratio }];
 }
 
 async function statusBench(dir: string): Promise<BenchRow[]> {
@@ -147,32 +176,13 @@ async function statusBench(dir: string): Promise<BenchRow[]> {
   );
   const lines = createInterface({ input: child.stdout });
   await new Promise<void>((resolve) => lines.once('line', () => resolve()));
-  const status = '{"type": "status"}';
   // Warm both paths (JIT, socket code) before anything is measured.
-  for (const path of [join(dir, 'echo.sock'), join(dir, 'yadon-agent-yadon-1.sock')]) {
-    for (let i = 0; i < 500; i++) await roundTrip(path, status);
-  }
-  const rows: BenchRow[] = [];
-  for (const clients of [1, 8]) {
-    const echo = await statusLoad('bare Node echo server', join(dir, 'echo.sock'), status, clients);
-    const worker = await statusLoad(
-      'yadon worker status',
-      join(dir, 'yadon-agent-yadon-1.sock'),
-      status,
-      clients,
-    );
-    rows.push(echo, {
-      ...worker,
-      'vs echo': Number(worker['round trips/s']) / Number(echo['round trips/s']),
-    });
-  }
-  const manager = await statusLoad(
-    'yadon manager status (probes 8 workers)',
-    join(dir, 'yadon-agent-yadoran.sock'),
-    status,
-    8,
-  );
-  rows.push(manager);
+  await load(join(dir, 'echo.sock'), 1, ROUND, newSample());
+  await load(join(dir, 'yadon-agent-yadon-1.sock'), 1, ROUND, newSample());
+  const rows = [...(await compare(dir, 1)), ...(await compare(dir, 8))];
+  const manager = newSample();
+  await load(join(dir, 'yadon-agent-yadoran.sock'), 8, 1_000, manager);
+  rows.push(row('yadon manager status (probes 8 workers)', 8, manager));
   child.stdin.end();
   await new Promise((resolve) => child.once('exit', resolve));
   return rows;
