@@ -4,6 +4,7 @@ import { createCliContext } from './create-cli-context.js';
 import { registerAgentCommands } from './commands/agent.js';
 import { registerAgentSyncCommands } from './commands/agent-sync.js';
 import { registerBusCommands } from './commands/bus.js';
+import { registerDashboardCommands } from './commands/dashboard.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerIgniteCommands } from './commands/ignite.js';
 import { registerUpCommand } from './commands/up.js';
@@ -23,6 +24,7 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
   ctx.bindProgram(program);
   registerUpCommand(program, ctx);
   registerBusCommands(program, ctx);
+  registerDashboardCommands(program, ctx);
   registerAgentCommands(program, ctx);
   registerAgentSyncCommands(program, ctx);
   registerYadonCommands(program, ctx);

@@ -65,7 +65,10 @@ export interface HttpGatewayOptions {
 
 /** The HTTP gateway: a Gateway plus the dashboard URL. */
 export interface HttpGateway extends Gateway {
-  /** `http://host:port/` after start (without the token). Throws GATEWAY_UNAVAILABLE before. */
+  /**
+   * `http://host:port/` after start, without the token; a wildcard bind (0.0.0.0, ::) is shown as its
+   * loopback address. Throws GATEWAY_UNAVAILABLE before start.
+   */
   url(): string;
 }
 
@@ -117,7 +120,10 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
   const url = (): string => {
     if (bound === undefined)
       throw new MusubiError('GATEWAY_UNAVAILABLE', 'the HTTP gateway is not listening');
-    const name = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+    // A wildcard bind is reachable through loopback on this machine; print that, it opens in a browser.
+    const address =
+      bound.address === '0.0.0.0' ? '127.0.0.1' : bound.address === '::' ? '::1' : bound.address;
+    const name = address.includes(':') ? `[${address}]` : address;
     return `http://${name}:${bound.port}/`;
   };
 

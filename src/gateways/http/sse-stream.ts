@@ -100,12 +100,15 @@ export class SseStream {
     const signal = this.#controller.signal;
     if (signal.aborted) return;
     if (this.#options.response.write(text)) return;
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#options.slowClientMs)]);
+    // A client that does not drain in time is dropped; it resumes from its last id. (A clock timer, not
+    // AbortSignal.timeout inside AbortSignal.any: that composite can be collected before it fires.)
+    const slow = this.#options.clock.setTimer(() => this.close(), this.#options.slowClientMs);
     try {
-      await once(this.#options.response, 'drain', { signal: deadline });
+      await once(this.#options.response, 'drain', { signal });
     } catch {
-      // Either the client left (already closed) or it is too slow: drop it; it resumes from its last id.
-      this.close();
+      this.close(); // the client left or was too slow: the stream is over either way
+    } finally {
+      slow.cancel();
     }
   }
 

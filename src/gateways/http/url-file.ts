@@ -1,6 +1,18 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
+
+/** The URL file's name. */
+export const URL_FILE_NAME = 'dashboard.json';
+
+/**
+ * Where a hub leaves its dashboard URL: beside its SQLite database when it has one, else in
+ * `<cwd>/.musubi/`. `musubi up` and `musubi dashboard` both call this with the same config, so they agree.
+ */
+export function urlFilePath(options: { readonly cwd: string; readonly sqliteFile?: string }): string {
+  const dir = options.sqliteFile === undefined ? join(options.cwd, '.musubi') : dirname(options.sqliteFile);
+  return join(dir, URL_FILE_NAME);
+}
 
 /** What a running HTTP gateway leaves beside the store so `musubi dashboard` can find it. */
 export const urlFileSchema = z.strictObject({
