@@ -39,20 +39,23 @@ function firstOperand(argv: readonly string[]): string | undefined {
 /** A raw tool subcommand: every argument after its name reaches the tool unchanged (argparse rules). */
 function rawTool(
   parent: Command,
-  name: string,
-  description: string,
-  run: (args: string[]) => Promise<number>,
+  tool: {
+    readonly name: string;
+    readonly description: string;
+    readonly run: (args: string[]) => Promise<number>;
+    /** Commander allows pass-through only under positional options, which are on only for `ignite` runs. */
+    readonly isPassThrough: boolean;
+  },
   ctx: CliContext,
 ): void {
-  parent
-    .command(name)
-    .description(description)
+  const command = parent
+    .command(tool.name)
+    .description(tool.description)
     .helpOption(false)
     .allowUnknownOption()
-    .allowExcessArguments()
-    .passThroughOptions()
-    .argument('[args...]')
-    .action(async (args: string[]) => ctx.setExitCode(await run(args)));
+    .allowExcessArguments();
+  if (tool.isPassThrough) command.passThroughOptions();
+  command.argument('[args...]').action(async (args: string[]) => ctx.setExitCode(await tool.run(args)));
 }
 
 /**
@@ -64,34 +67,42 @@ function rawTool(
 export function registerIgniteCommands(program: Command, ctx: CliContext): void {
   // IGNITE's tools own every argument after `ignite` (`-c`, `--`, `-h` included): only when `ignite` is the
   // command does the program stop reading its global options past the command name.
-  if (firstOperand(process.argv) === 'ignite') program.enablePositionalOptions();
+  const isIgniteRun = firstOperand(process.argv) === 'ignite';
+  if (isIgniteRun) program.enablePositionalOptions();
   const ignite = program
     .command('ignite')
-    .description('IGNITE drop-in: MIME message tools, send tool, queue monitor and the role organisation')
-    .passThroughOptions();
+    .description('IGNITE drop-in: MIME message tools, send tool, queue monitor and the role organisation');
+  if (isIgniteRun) ignite.passThroughOptions();
   rawTool(
     ignite,
-    'mime',
-    'the MIME message tool: build|parse|extract-body|update-status|update-header|remove-header (ignite_mime grammar)',
-    async (args) => {
-      const [{ runMimeTool }, { processToolIo }] = await Promise.all([
-        import('../ignite/mime-tool.js'),
-        import('../ignite/tool-io.js'),
-      ]);
-      return runMimeTool(processToolIo(args));
+    {
+      name: 'mime',
+      description:
+        'the MIME message tool: build|parse|extract-body|update-status|update-header|remove-header (ignite_mime grammar)',
+      run: async (args) => {
+        const [{ runMimeTool }, { processToolIo }] = await Promise.all([
+          import('../ignite/mime-tool.js'),
+          import('../ignite/tool-io.js'),
+        ]);
+        return runMimeTool(processToolIo(args));
+      },
+      isPassThrough: isIgniteRun,
     },
     ctx,
   );
   rawTool(
     ignite,
-    'send',
-    'send a message: <type> <from> <to> [options] or <type> <from> <to> <payload> [priority]',
-    async (args) => {
-      const [{ runSendTool }, { processToolIo }] = await Promise.all([
-        import('../ignite/send-tool.js'),
-        import('../ignite/tool-io.js'),
-      ]);
-      return runSendTool(processToolIo(args));
+    {
+      name: 'send',
+      description: 'send a message: <type> <from> <to> [options] or <type> <from> <to> <payload> [priority]',
+      run: async (args) => {
+        const [{ runSendTool }, { processToolIo }] = await Promise.all([
+          import('../ignite/send-tool.js'),
+          import('../ignite/tool-io.js'),
+        ]);
+        return runSendTool(processToolIo(args));
+      },
+      isPassThrough: isIgniteRun,
     },
     ctx,
   );
