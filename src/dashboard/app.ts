@@ -78,9 +78,12 @@ async function start(api: ApiClient, controller: PageController, delayMs = RETRY
   new EventFeed(cursor, {
     onEvent: (event) => controller.onEvent(event),
     onStatus: (status) => controller.setFeed(status),
-    onOpen: () => {
-      if (isFirstOpen) isFirstOpen = false;
-      else void controller.refreshAll();
+    onOpen: (isReset) => {
+      if (isReset) controller.resetLog();
+      const isFirst = isFirstOpen;
+      isFirstOpen = false;
+      // The first connection follows the snapshot just loaded; every later one may have missed changes.
+      if (!isFirst || isReset) void controller.refreshAll();
     },
   });
 }

@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import { busEvent, type BusEvent } from './wire-schemas.js';
 
 /** Connection state shown in the header. */
@@ -7,41 +8,66 @@ export type FeedStatus = 'connecting' | 'live' | 'reconnecting';
 export interface EventFeedHandlers {
   readonly onEvent: (event: BusEvent) => void;
   readonly onStatus: (status: FeedStatus) => void;
-  /** Each (re)connection: the page refreshes its snapshots, since anything may have changed meanwhile. */
-  readonly onOpen: () => void;
+  /**
+   * Each (re)connection: the page refreshes its snapshots, since anything may have changed meanwhile.
+   * `isReset` says the hub's log is not the one the page followed (e.g. a restarted memory store).
+   */
+  readonly onOpen: (isReset: boolean) => void;
 }
 
+const readyData = z.object({ cursor: z.number(), isReset: z.boolean() });
+const RETRY_MAX_MS = 15_000;
+
 /**
- * The live bus event stream. EventSource reconnects by itself and sends `Last-Event-ID`, so the gateway
- * replays what was missed; the first connection starts after `cursor` (the snapshot the page loaded).
- * Events that fail the schema are skipped.
+ * The live bus event stream. EventSource reconnects by itself after a network error and sends
+ * `Last-Event-ID`, so the gateway replays what was missed. When the hub answers with an error status
+ * (a stopping hub says 503), EventSource gives up for good; the feed then opens a new one after the
+ * last cursor it saw, with a growing delay. Events that fail the schema are skipped.
  */
 export class EventFeed {
-  readonly #source: EventSource;
+  readonly #handlers: EventFeedHandlers;
+  #source: EventSource | undefined;
+  #cursor: number;
+  #retryMs = 1_000;
 
   constructor(cursor: number, handlers: EventFeedHandlers) {
-    handlers.onStatus('connecting');
-    this.#source = new EventSource(`/api/events?after=${cursor}`, { withCredentials: true });
-    this.#source.addEventListener('ready', () => {
-      handlers.onStatus('live');
-      handlers.onOpen();
-    });
-    this.#source.addEventListener('error', () => handlers.onStatus('reconnecting'));
-    this.#source.addEventListener('message', (message: MessageEvent<unknown>) => {
-      if (typeof message.data !== 'string') return;
-      let json: unknown;
-      try {
-        json = JSON.parse(message.data);
-      } catch {
-        return; // not an event; the gateway only sends JSON, so this is a broken proxy
-      }
-      const parsed = busEvent.safeParse(json);
-      if (parsed.success) handlers.onEvent(parsed.data);
-    });
+    this.#cursor = cursor;
+    this.#handlers = handlers;
+    this.#open();
   }
 
-  /** Closes the stream. */
-  close(): void {
-    this.#source.close();
+  #open(): void {
+    const handlers = this.#handlers;
+    handlers.onStatus(this.#source === undefined ? 'connecting' : 'reconnecting');
+    const source = new EventSource(`/api/events?after=${this.#cursor}`, { withCredentials: true });
+    this.#source = source;
+    source.addEventListener('ready', (message: MessageEvent<unknown>) => {
+      const ready = readyData.safeParse(parseJson(message.data));
+      if (ready.success) this.#cursor = ready.data.cursor;
+      this.#retryMs = 1_000;
+      handlers.onStatus('live');
+      handlers.onOpen(ready.success && ready.data.isReset);
+    });
+    source.addEventListener('error', () => {
+      handlers.onStatus('reconnecting');
+      if (source.readyState !== EventSource.CLOSED) return;
+      setTimeout(() => this.#open(), this.#retryMs);
+      this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
+    });
+    source.addEventListener('message', (message: MessageEvent<unknown>) => {
+      const parsed = busEvent.safeParse(parseJson(message.data));
+      if (!parsed.success) return;
+      this.#cursor = Math.max(this.#cursor, parsed.data.cursor);
+      handlers.onEvent(parsed.data);
+    });
+  }
+}
+
+function parseJson(data: unknown): unknown {
+  if (typeof data !== 'string') return undefined;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined; // the gateway only sends JSON; anything else came from a broken proxy
   }
 }

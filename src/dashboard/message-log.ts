@@ -93,6 +93,12 @@ export class MessageLog {
       .sort((a, b) => b.cursor - a.cursor);
   }
 
+  /** Forgets every row and the covered cursor. */
+  clear(): void {
+    this.#rows.clear();
+    this.coveredCursor = 0;
+  }
+
   /** How many rows are held. */
   get size(): number {
     return this.#rows.size;

@@ -59,6 +59,12 @@ export class PageController {
     );
   }
 
+  /** Forgets the message log (the hub's event log was replaced); the next refresh reloads it. */
+  resetLog(): void {
+    this.state.log.clear();
+    this.#mark('log');
+  }
+
   setFeed(status: FeedStatus): void {
     this.state.feed = status;
     this.#mark('header');

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSystemClock } from '../../src/core/clock.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { createHttpGateway } from '../../src/gateways/http/http-gateway.js';
 import { buildDashboard, type BuiltDashboard } from '../fixtures/dashboard-build.js';
 import { seedDashboardScene } from '../fixtures/dashboard-scene.js';
 import { startHttpHub, type HttpHub, type HttpHubOptions } from '../fixtures/http-hub.js';
@@ -129,6 +132,31 @@ describe.runIf(hasChromium)('dashboard - browser', () => {
     expect(hub.tasks.get('task-42')?.state).toBe('cancelled');
     expect(problems).toEqual([]);
     await page.context().close();
+  });
+
+  it('reconnects after its gateway restarts on the same port and shows what was sent meanwhile', async () => {
+    const { hub, page } = await open();
+    const port = Number(new URL(hub.base).port);
+    await hub.gateway.stop();
+    await page.locator('#feed-status[data-status="reconnecting"]').waitFor({ timeout: 3_000 });
+    const { envelope } = await hub.bus.send({ from: 'alice', to: 'bob', type: 'while_away' });
+    const again = createHttpGateway({
+      bus: hub.bus,
+      clock: createSystemClock(),
+      logger: createSilentLogger(),
+      port,
+      assetsDir: assets.dir,
+      agents: hub.agents,
+      tasks: hub.tasks,
+    });
+    await again.start();
+    try {
+      await page.locator(`.log-row[data-message="${envelope.id}"]`).waitFor({ timeout: 5_000 });
+      await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: 2_000 });
+    } finally {
+      await page.context().close();
+      await again.stop();
+    }
   });
 
   it('renders a busy team readably in light and dark (screenshots)', async () => {

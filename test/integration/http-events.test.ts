@@ -90,6 +90,20 @@ describe('http gateway - server-sent events', () => {
     expect(((await bad2.json()) as { code: string }).code).toBe('GATEWAY_FRAME_INVALID');
   });
 
+  it('starts over at the newest event when the client is ahead of the log (a replaced store)', async () => {
+    const h = await hub();
+    await h.bus.send({ from: 'a', to: 'b', type: 'one' });
+    const s = await sse(`${h.base}/api/events`, { 'last-event-id': '999999' });
+    const ready = await s.next();
+    expect(ready.event).toBe('ready');
+    expect(JSON.parse(ready.data)).toEqual({
+      cursor: (await h.bus.readEvents()).at(-1)?.cursor,
+      isReset: true,
+    });
+    await h.bus.send({ from: 'a', to: 'b', type: 'two' });
+    expect((await nextBusEvent(s)).json).toMatchObject({ messageType: 'two' });
+  });
+
   it('ends open streams when the gateway stops', async () => {
     const h = await hub();
     const s = await sse(`${h.base}/api/events`);

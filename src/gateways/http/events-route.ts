@@ -21,7 +21,10 @@ const querySchema = z.object({ after: cursorParam.optional() });
  * `GET /api/events`: the bus event log as server-sent events, one event per stored bus event, with the
  * event's cursor as SSE `id` and the event as JSON `data` (SSE type `message`). It starts after the
  * `Last-Event-ID` header, else after `?after=`, else at the newest event, so a reconnecting client
- * replays everything it missed. A first `ready` event (no id) carries the starting cursor. The stream
+ * replays everything it missed. A first `ready` event (no id) carries `{ cursor, isReset }`: the
+ * starting cursor, and whether the client's cursor was ahead of the log (a different log, e.g. a
+ * restarted memory store), in which case the stream starts at the newest event and the client should
+ * reload its snapshots. The stream
  * follows the log until the client leaves or the gateway stops; `streams` holds the open ones.
  */
 export function registerEventsRoute(
@@ -40,7 +43,10 @@ export function registerEventsRoute(
     if (streams.size >= limits.maxStreams) {
       throw new MusubiError('GATEWAY_UNAVAILABLE', `too many event streams (${limits.maxStreams})`);
     }
-    const after = resume ?? (await lastEventCursor(ctx.bus));
+    // A client ahead of the log saw another log (a memory store before a restart): it starts over.
+    const tail = await lastEventCursor(ctx.bus);
+    const isReset = resume !== undefined && resume > tail;
+    const after = resume === undefined || isReset ? tail : resume;
     reply.hijack();
     const stream = new SseStream({
       response: reply.raw,
@@ -51,7 +57,8 @@ export function registerEventsRoute(
     streams.add(stream);
     try {
       stream.open();
-      await stream.send({ event: 'ready', data: JSON.stringify({ cursor: after }), retryMs: limits.retryMs });
+      const ready = JSON.stringify({ cursor: after, isReset });
+      await stream.send({ event: 'ready', data: ready, retryMs: limits.retryMs });
       for await (const event of ctx.bus.events({ after, signal: stream.signal })) {
         await stream.send({ id: String(event.cursor), data: JSON.stringify(event) });
       }
