@@ -62,6 +62,7 @@ export class ZmqMainBridge {
   readonly #maxFrameBytes: number;
   readonly #listeners = new Set<(event: NekoEvent) => void>();
   readonly #waiters = new Map<string, (isAcked: boolean) => void>();
+  readonly #pings = new Set<string>();
   readonly #loop: Promise<void>;
   #closing: Promise<void> | undefined;
 
@@ -150,6 +151,35 @@ export class ZmqMainBridge {
     return false;
   }
 
+  /**
+   * Waits until an agent server answers on both pipes: sends `{"event_type": "analyze_request",
+   * "event_id": <ping id>}` (no `messages`: a conformant server acks it and does nothing else) every 50 ms
+   * until the ack arrives. Ping acks are not passed to listeners. Resolves false after `timeoutMs`.
+   */
+  async waitForAgent(timeoutMs = 5_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    const pingId = `ping${randomUUID().replaceAll('-', '')}`;
+    this.#pings.add(pingId);
+    try {
+      while (Date.now() < deadline && this.#closing === undefined) {
+        let settle: (isAcked: boolean) => void = () => undefined;
+        const acked = new Promise<boolean>((resolve) => (settle = resolve));
+        this.#waiters.set(pingId, settle);
+        await this.#sendOn(this.#push, JSON.stringify({ event_type: 'analyze_request', event_id: pingId }));
+        let timer: { cancel(): void } | undefined;
+        const retry = new Promise<boolean>(
+          (resolve) => (timer = this.#clock.setTimer(() => resolve(false), 50)),
+        );
+        const isAcked = await Promise.race([acked, retry]);
+        timer?.cancel();
+        if (isAcked) return true;
+      }
+      return false;
+    } finally {
+      this.#waiters.delete(pingId);
+    }
+  }
+
   /** Publishes a session event (best effort) on the PUB socket. */
   publishSessionEvent(event: Record<string, unknown>): Promise<boolean> {
     return this.#sendOn(this.#pub, JSON.stringify(event));
@@ -197,6 +227,7 @@ export class ZmqMainBridge {
         if (value.event_type === 'analyze_ack') {
           const id = Reflect.get(value, 'event_id');
           if (typeof id === 'string') this.#waiters.get(id)?.(true);
+          if (typeof id === 'string' && this.#pings.has(id)) continue;
         }
         for (const listener of this.#listeners) listener(value);
       }
