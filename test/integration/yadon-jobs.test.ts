@@ -20,7 +20,7 @@ const track = <T extends { close(): Promise<unknown> }>(x: T): T => (opened.push
 
 afterEach(async () => {
   for (const x of opened.splice(0).reverse()) await x.close();
-  await waitFor(() => liveChildPids().length === 0, 5000, 'no child processes left');
+  await waitFor(() => liveChildPids().length === 0, 10_000, 'no child processes left');
 });
 
 async function harness(options: Parameters<typeof startYadonHarness>[0] = {}): Promise<YadonHarness> {
@@ -72,7 +72,7 @@ describe('yadon jobs (scripted agents, real sockets)', () => {
       id: 'job-a',
       payload: { instruction: waitForFile('go') },
     });
-    await waitFor(async () => (await statusOf(h, 'yadon-1'))['state'] === 'busy', 10_000, 'worker 1 busy');
+    await waitFor(async () => (await statusOf(h, 'yadon-1'))['state'] === 'busy', 15_000, 'worker 1 busy');
     expect(await statusOf(h, 'yadon-1')).toEqual({
       type: 'status_response',
       from: 'yadon-1',
@@ -93,6 +93,7 @@ describe('yadon jobs (scripted agents, real sockets)', () => {
     });
     await waitFor(
       async () => (await ask(h.socket('yadoran'), { type: 'get_result', id: 'job-b' }))['state'] === 'queued',
+      15_000,
     );
     expect(await ask(h.socket('yadoran'), { type: 'get_result', id: 'job-a' })).toEqual({
       type: 'task_state',
@@ -119,7 +120,7 @@ describe('yadon jobs (scripted agents, real sockets)', () => {
       id: 'w-a',
       payload: { instruction: waitForFile('go') },
     });
-    await waitFor(async () => (await statusOf(h, 'yadon-1'))['current_task'] === 'w-a');
+    await waitFor(async () => (await statusOf(h, 'yadon-1'))['current_task'] === 'w-a', 15_000);
     const b = ask(h.socket('yadon-1'), { type: 'task', payload: { instruction: 'reply second' } });
     await writeFile(join(h.projectDir, 'go'), '');
     expect(await a).toMatchObject({ id: 'w-a', status: 'success' });
@@ -195,6 +196,7 @@ describe('yadon jobs (scripted agents, real sockets)', () => {
     await writeFile(join(h.projectDir, 'go'), '');
     await waitFor(
       async () => (await ask(h.socket('yadoran'), { type: 'get_result', id: 'gone' }))['type'] === 'result',
+      15_000,
     );
     expect(await ask(h.socket('yadoran'), { type: 'get_result', id: 'gone' })).toMatchObject({
       status: 'success',
@@ -323,7 +325,7 @@ describe('yadon jobs (scripted agents, real sockets)', () => {
       id: 'long-1',
       payload: { instruction: waitForFile('never') },
     });
-    await waitFor(async () => (await statusOf(first, 'yadon-1'))['state'] === 'busy');
+    await waitFor(async () => (await statusOf(first, 'yadon-1'))['state'] === 'busy', 15_000);
     await first.close();
     expect(await pending).toMatchObject({
       type: 'error',

@@ -20,7 +20,7 @@ const track = <T extends { close(): Promise<unknown> }>(x: T): T => (opened.push
 
 afterEach(async () => {
   for (const x of opened.splice(0).reverse()) await x.close();
-  await waitFor(() => liveChildPids().length === 0, 5000, 'no child processes left');
+  await waitFor(() => liveChildPids().length === 0, 10_000, 'no child processes left');
 });
 
 const listen = (server: Server, path: string) =>
@@ -223,7 +223,7 @@ describe('yadon gateway sockets', () => {
     await rawExchange(pet, '[1]');
     await rawExchange(pet, `{"text": "${'x'.repeat(70_000)}"}`);
     await rawExchange(`${h.dir}/yadon-pet-yadoran.sock`, '{"text": "boss", "duration": 1.9}');
-    await waitFor(async () => (await bubbles(h)).length >= 3, 5000, 'three bubbles');
+    await waitFor(async () => (await bubbles(h)).length >= 3, 10_000, 'three bubbles');
     expect(await bubbles(h)).toEqual([
       { agent: 'yadon-1', pet: '1', text: 'hi', bubbleType: 'normal', durationMs: 4000 },
       { agent: 'yadon-1', pet: '1', text: 'two', bubbleType: 'hook', durationMs: 2500 },
