@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isMusubiError } from '../../core/errors.js';
-import { writeFileAtomic } from '../../gateways/ignite/mime/atomic-file.js';
+import { writeFileAtomicSync } from '../../gateways/ignite/mime/atomic-file-sync.js';
 import { hasLineBreak, toLf } from '../../gateways/ignite/mime/header-text.js';
 import { buildMime, type MimeBuildInput } from '../../gateways/ignite/mime/mime-build.js';
 import { MimeEditor, parseExtra, updateStatusText } from '../../gateways/ignite/mime/mime-edit.js';
@@ -133,7 +133,7 @@ const list = (args: ParsedArgs, dest: string): readonly string[] | undefined => 
 
 async function readText(io: ToolIo, path: string): Promise<string> {
   try {
-    return decodeUtf8Strict(path === '-' ? await io.readStdin() : await readFile(resolve(io.cwd, path)));
+    return decodeUtf8Strict(path === '-' ? await io.readStdin() : readFileSync(resolve(io.cwd, path)));
   } catch (err) {
     throw new ToolExit(1, `${describeFileError(err, path)}\n`);
   }
@@ -141,7 +141,7 @@ async function readText(io: ToolIo, path: string): Promise<string> {
 
 async function writeText(io: ToolIo, path: string, text: string): Promise<void> {
   try {
-    await writeFileAtomic(resolve(io.cwd, path), text);
+    writeFileAtomicSync(resolve(io.cwd, path), text);
   } catch (err) {
     throw new ToolExit(1, `${describeFileError(err, path)}\n`);
   }

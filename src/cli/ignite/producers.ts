@@ -4,7 +4,7 @@ import { isSendRecipient, normaliseWorkerName } from '../../gateways/ignite/agen
 import type { IgnitePaths } from '../../gateways/ignite/ignite-paths.js';
 import { buildMime, type MimeBuildInput } from '../../gateways/ignite/mime/mime-build.js';
 import { formatIsoLocal } from '../../gateways/ignite/mime/mime-time.js';
-import { writeNewQueueFile } from '../../gateways/ignite/mime/queue-file-name.js';
+import { writeNewQueueFile } from '../../gateways/ignite/mime/queue-file-writer.js';
 
 const quote = (value: string): string =>
   `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replace(/\r?\n/g, '\\n')}"`;

@@ -1,9 +1,9 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isMusubiError } from '../../core/errors.js';
 import { toLf } from '../../gateways/ignite/mime/header-text.js';
 import { buildMime } from '../../gateways/ignite/mime/mime-build.js';
-import { writeNewQueueFile } from '../../gateways/ignite/mime/queue-file-name.js';
+import { writeNewQueueFileSync } from '../../gateways/ignite/mime/queue-file-writer-sync.js';
 import { decodeUtf8Strict } from '../../gateways/ignite/mime/strict-utf8.js';
 import { isSendRecipient, isSendableType, SEND_RECIPIENTS_TEXT } from '../../gateways/ignite/agent-names.js';
 import { describeFileError, type ToolIo } from './tool-io.js';
@@ -97,10 +97,8 @@ function parseOptions(io: ToolIo, rest: readonly string[], tool: string): SendOp
 
 async function queueDir(io: ToolIo, to: string): Promise<string> {
   const workspace = io.env['WORKSPACE_DIR'] || '.';
-  const isDir = await stat(resolve(io.cwd, `${workspace}/.ignite`)).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
+  const isDir =
+    statSync(resolve(io.cwd, `${workspace}/.ignite`), { throwIfNoEntry: false })?.isDirectory() === true;
   const runtime = io.env['IGNITE_RUNTIME_DIR'] ?? '';
   if (isDir) return `${workspace}/.ignite/queue/${to}`;
   if (runtime !== '') return `${runtime}/queue/${to}`;
@@ -112,9 +110,7 @@ async function readBody(io: ToolIo, options: SendOptions): Promise<string> {
   if (options.bodyFile === undefined) return toLf(options.body ?? '');
   const path = options.bodyFile;
   try {
-    return toLf(
-      decodeUtf8Strict(path === '-' ? await io.readStdin() : await readFile(resolve(io.cwd, path))),
-    );
+    return toLf(decodeUtf8Strict(path === '-' ? await io.readStdin() : readFileSync(resolve(io.cwd, path))));
   } catch (err) {
     io.stderr(`${describeFileError(err, path)}\n❌ エラー: MIMEメッセージの生成に失敗しました\n`);
     throw new SendExit(1);
@@ -142,7 +138,7 @@ async function send(io: ToolIo, tool: string): Promise<number> {
   const dir = await queueDir(io, to);
   const body = await readBody(io, options);
   try {
-    await mkdir(resolve(io.cwd, dir), { recursive: true });
+    mkdirSync(resolve(io.cwd, dir), { recursive: true });
     const content = buildMime(
       {
         from,
@@ -157,7 +153,7 @@ async function send(io: ToolIo, tool: string): Promise<number> {
       },
       { nowMs: io.now(), pid: io.pid },
     );
-    const path = await writeNewQueueFile({
+    const path = writeNewQueueFileSync({
       dir: resolveKeepingForm(io.cwd, dir),
       type,
       content,

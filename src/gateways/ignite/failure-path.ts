@@ -7,7 +7,7 @@ import { createFileExclusive } from './mime/atomic-file.js';
 import { buildMime } from './mime/mime-build.js';
 import { MimeEditor } from './mime/mime-edit.js';
 import { formatIsoLocal } from './mime/mime-time.js';
-import { writeNewQueueFile } from './mime/queue-file-name.js';
+import { writeNewQueueFile } from './mime/queue-file-writer.js';
 import type { MonitorContext } from './monitor-context.js';
 import { editMessageFile, readMessageFile, type MessageFile } from './queue-file-io.js';
 import { FILE_HEADER, NOT_BEFORE_HEADER } from './queue-mirror.js';

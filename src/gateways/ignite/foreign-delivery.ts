@@ -2,7 +2,7 @@ import type { Delivery } from '../../store/store.js';
 import { isSendableType } from './agent-names.js';
 import { hasLineBreak, toLf } from './mime/header-text.js';
 import { buildMime } from './mime/mime-build.js';
-import { writeNewQueueFile } from './mime/queue-file-name.js';
+import { writeNewQueueFile } from './mime/queue-file-writer.js';
 import type { MonitorContext } from './monitor-context.js';
 
 /**

@@ -1,29 +1,34 @@
-import { randomBytes } from 'node:crypto';
 import { link, open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-
-/** Mode of every file an IGNITE writer creates or rewrites (spec/ignite.md 2.3, deviation 15). */
-export const MESSAGE_FILE_MODE = 0o600;
+import { MESSAGE_FILE_MODE } from './atomic-file-mode.js';
+import { tempPathFor } from './temp-name.js';
 
 function errnoCode(err: unknown): string | undefined {
   return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
 }
 
-/** Writes `content` to a fresh `.<name>.<random>.tmp` beside `path` (mode 0600) and returns its path. */
+/** Writes `content` to a fresh temp file beside `path` (mode 0600) and returns its path. */
 async function writeTemp(path: string, content: string | Uint8Array): Promise<string> {
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', MESSAGE_FILE_MODE);
-  try {
-    // The umask can only remove bits; chmod makes the mode exactly 0600 whatever it is.
-    await handle.chmod(MESSAGE_FILE_MODE);
-    await handle.writeFile(content);
-  } catch (err) {
-    await handle.close().catch(() => undefined);
-    await unlink(temp).catch(() => undefined);
-    throw err;
+  for (;;) {
+    const temp = tempPathFor(path);
+    let handle;
+    try {
+      handle = await open(temp, 'wx', MESSAGE_FILE_MODE);
+    } catch (err) {
+      if (errnoCode(err) === 'EEXIST') continue;
+      throw err;
+    }
+    try {
+      // The umask can only remove bits; chmod makes the mode exactly 0600 whatever it is.
+      await handle.chmod(MESSAGE_FILE_MODE);
+      await handle.writeFile(content);
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await handle.close();
+    return temp;
   }
-  await handle.close();
-  return temp;
 }
 
 /**

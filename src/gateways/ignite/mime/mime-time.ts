@@ -51,11 +51,3 @@ export function parseTimestamp(text: string): number | null {
   const ms = Date.parse(text);
   return Number.isFinite(ms) ? ms : null;
 }
-
-/**
- * The 16-digit microseconds-since-epoch stamp of canonical file names. `nowMs` may carry a fraction
- * (performance.timeOrigin + performance.now()), which becomes the microsecond digits.
- */
-export function microsStamp(nowMs: number): bigint {
-  return BigInt(Math.floor(nowMs * 1000));
-}

@@ -1,6 +1,3 @@
-import { createFileExclusive } from './atomic-file.js';
-import { microsStamp } from './mime-time.js';
-
 /** A canonical queue file name: `{type}_{16-digit microseconds}.mime` (spec/ignite.md 2.2). */
 export const CANONICAL_NAME_PATTERN = /^.+_[0-9]{16}\.mime$/;
 
@@ -15,7 +12,7 @@ export function canonicalName(type: string, stamp: bigint): string {
   return `${type}_${stamp.toString().padStart(16, '0')}.mime`;
 }
 
-/** What {@link writeNewQueueFile} needs. */
+/** What a new queue file needs: folder, type (checked: no `/`, NUL or leading `.`), content and time. */
 export interface NewQueueFile {
   readonly dir: string;
   readonly type: string;
@@ -25,16 +22,11 @@ export interface NewQueueFile {
 }
 
 /**
- * Writes `content` atomically as `<dir>/<type>_<usec>.mime`, never replacing an existing file: when the
- * name is taken the stamp is incremented until a free name is found. Resolves the path written.
- * `type` must already be checked to hold no `/`, NUL or leading `.`.
+ * Tries `<dir>/<type>_<usec>.mime` names from the current microsecond upwards until `create` accepts one
+ * (it refuses names that exist): a writer never replaces a file created in the same microsecond. The path
+ * is built by concatenation, not path.join, because the send tool prints it exactly as constructed.
  */
-export async function writeNewQueueFile(file: NewQueueFile): Promise<string> {
-  let stamp = microsStamp(file.nowMs);
-  for (;;) {
-    // Plain concatenation, not path.join: the send tool prints the path exactly as constructed (`./.ignite/…`).
-    const path = `${file.dir}/${canonicalName(file.type, stamp)}`;
-    if (await createFileExclusive(path, file.content)) return path;
-    stamp += 1n;
-  }
+export function* queueFileCandidates(file: NewQueueFile): Generator<string> {
+  for (let stamp = BigInt(Math.floor(file.nowMs * 1000)); ; stamp += 1n)
+    yield `${file.dir}/${canonicalName(file.type, stamp)}`;
 }
