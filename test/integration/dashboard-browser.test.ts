@@ -80,6 +80,8 @@ describe.runIf(hasChromium)('dashboard - browser', () => {
     );
     expect(await page.locator('.toast-error').count()).toBe(0);
     expect(await page.locator('#dead-letters').textContent()).toContain('No dead letters');
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-empty.png') });
     expect(problems).toEqual([]);
     await page.context().close();
   });

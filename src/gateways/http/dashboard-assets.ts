@@ -7,7 +7,12 @@ import { fileURLToPath } from 'node:url';
 export const DASHBOARD_FILES: Readonly<Record<string, { readonly file: string; readonly type: string }>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
-  '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+  '/theme.css': { file: 'theme.css', type: 'text/css; charset=utf-8' },
+  '/layout.css': { file: 'layout.css', type: 'text/css; charset=utf-8' },
+  '/agents.css': { file: 'agents.css', type: 'text/css; charset=utf-8' },
+  '/teams.css': { file: 'teams.css', type: 'text/css; charset=utf-8' },
+  '/log.css': { file: 'log.css', type: 'text/css; charset=utf-8' },
+  '/side.css': { file: 'side.css', type: 'text/css; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 

@@ -1,5 +1,5 @@
 import { MusubiError } from '../../core/errors.js';
-import type { DashboardAsset } from './dashboard-assets.js';
+import { DASHBOARD_FILES, type DashboardAsset } from './dashboard-assets.js';
 import type { RouteContext } from './route-context.js';
 
 /**
@@ -17,11 +17,11 @@ const PAGE_HEADERS = {
 } as const;
 
 /**
- * `GET /`, `/app.js`, `/style.css`, `/favicon.svg`: the dashboard, from memory. Without built assets
+ * `GET /` and the other {@link DASHBOARD_FILES} (script, style sheets, icon): the dashboard, from memory. Without built assets
  * `GET /` answers GATEWAY_UNAVAILABLE (503) naming `npm run build`.
  */
 export function registerStaticRoutes(ctx: RouteContext, assets: ReadonlyMap<string, DashboardAsset>): void {
-  for (const path of ['/', '/app.js', '/style.css', '/favicon.svg']) {
+  for (const path of Object.keys(DASHBOARD_FILES)) {
     ctx.app.get(path, async (_request, reply) => {
       const asset = assets.get(path);
       if (asset === undefined) {
