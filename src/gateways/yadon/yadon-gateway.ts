@@ -141,7 +141,8 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
       }),
       instructionsFile: files['yadoran.md'],
       onBubble: onBubble(MANAGER_NAME),
-      logger: log,
+      // The team names its own component; the root logger avoids a duplicate `component` key.
+      logger: options.logger,
       ...(timings.decompositionMs !== undefined && { decompositionTimeoutMs: timings.decompositionMs }),
     });
     const endpoints = [
