@@ -59,8 +59,9 @@ export class AgentSocketServer {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       const closed = this.#listener?.close();
-      const deadline = this.#o.clock.now() + STOP_GRACE_MS;
-      while (this.#connections.size > 0 && this.#o.clock.now() < deadline) {
+      // Wall time on purpose: a shutdown grace must pass even under a test's fake clock.
+      const deadline = Date.now() + STOP_GRACE_MS;
+      while (this.#connections.size > 0 && Date.now() < deadline) {
         await new Promise<void>((resolve) => setTimeout(resolve, 20).unref());
       }
       for (const socket of this.#connections) socket.destroy();
