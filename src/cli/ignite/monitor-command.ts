@@ -173,7 +173,10 @@ export async function runMonitor(ctx: CliContext, flags: MonitorFlags): Promise<
     resolveDone();
   };
   for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(s, onSignal);
+  // The gateway's own timers and watchers never hold the process open; the foreground monitor does.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   await done;
+  clearInterval(keepAlive);
   for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(s, onSignal);
   await gateway.stop();
   await bus.close();
