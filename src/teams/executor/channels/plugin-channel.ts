@@ -85,6 +85,7 @@ export function createPluginChannel(options: PluginChannelOptions): PluginChanne
     run: ChannelRunOptions,
     args: Readonly<Record<string, unknown>>,
   ): Promise<ChannelRunResult> => {
+    if (run.signal.aborted) return { ...failed('Cancelled'), status: 'cancelled' };
     const timeoutMs = timeoutOf(entry, defaultTimeoutMs);
     const hardWaitMs = Math.max((timeoutMs ?? 0) + HARD_WAIT_SLACK_MS, MIN_HARD_WAIT_MS);
     const controller = new AbortController();
@@ -97,6 +98,9 @@ export function createPluginChannel(options: PluginChannelOptions): PluginChanne
     let giveUp: (result: ChannelRunResult) => void = () => undefined;
     const gaveUp = new Promise<ChannelRunResult>((resolve) => (giveUp = resolve));
     timers.push(options.clock.setTimer(() => giveUp(failed('Timed out')), hardWaitMs));
+    // A cancelled task does not wait for its handler: whatever it answers later is dropped.
+    const onCancel = (): void => giveUp({ ...failed('Cancelled'), status: 'cancelled' });
+    run.signal.addEventListener('abort', onCancel, { once: true });
     try {
       const handled = plugin.handler({
         taskId: task.id,
@@ -117,6 +121,7 @@ export function createPluginChannel(options: PluginChannelOptions): PluginChanne
         gaveUp,
       ]);
     } finally {
+      run.signal.removeEventListener('abort', onCancel);
       for (const timer of timers) timer?.cancel();
     }
   };
