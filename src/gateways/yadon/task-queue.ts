@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import type { Bus } from '../../bus/bus.types.js';
-import type { Clock, Timer } from '../../core/clock.js';
+import type { Clock } from '../../core/clock.js';
 import { isMusubiError } from '../../core/errors.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
@@ -13,19 +12,13 @@ import {
   type TaskOutcome,
 } from '../../teams/three-phase/result-doc.js';
 import { CONNECTION_ERROR_PREFIX } from './agent-request.js';
+import { keepLeaseAlive } from './lease-keeper.js';
 import { pyDumps } from './py-json.js';
+import { decodeTaskMessage, encodeTaskMessage, SOCKET_TASK_TYPE } from './task-message.js';
 import { DEFAULT_RETENTION_MS, TaskRecords } from './task-records.js';
 
-/** The envelope type of a task submitted through an agent socket. */
-const SOCKET_TASK_TYPE = 'yadon.task';
 /** The sender name of socket submissions on the bus. */
 const SOCKET_SENDER = 'yadon-socket';
-/** Inputs up to this size travel in the bus message; larger ones (up to 64 MiB) wait in KV. */
-const INLINE_INPUT_MAX_BYTES = 256 * 1024;
-const taskBodySchema = z.object({
-  taskId: z.string(),
-  input: z.object({ id: z.string(), instruction: z.string(), projectDir: z.string() }).optional(),
-});
 const DEFAULT_LEASE_MS = 60_000;
 const RECEIVE_WAIT_MS = 30_000;
 const LOOP_ERROR_PAUSE_MS = 1_000;
@@ -119,8 +112,7 @@ export class TaskQueue {
     const submission = this.#o.ids.next();
     const reply = new Promise<ResultDoc | ErrorDoc>((resolve) => this.#waiters.set(submission, resolve));
     const input = { id: task.id, instruction: task.instruction, projectDir: task.projectDir };
-    const inline = JSON.stringify({ taskId: task.id, input });
-    const isInputInline = Buffer.byteLength(inline) <= INLINE_INPUT_MAX_BYTES;
+    const { body, isInputInline } = encodeTaskMessage(input);
     try {
       await this.#records.enqueue(submission, input, { isInputInline });
       await this.#o.bus.send({
@@ -128,7 +120,7 @@ export class TaskQueue {
         to: this.#o.agent,
         from: SOCKET_SENDER,
         type: SOCKET_TASK_TYPE,
-        body: isInputInline ? inline : JSON.stringify({ taskId: task.id }),
+        body,
       });
     } catch (err) {
       this.#waiters.delete(submission);
@@ -197,7 +189,7 @@ export class TaskQueue {
     if (envelope.type === SOCKET_TASK_TYPE) {
       // Runs only while its record still says queued/running for this very submission: a restart
       // marks it interrupted, and a newer submission of the same id replaces it.
-      const body = parseTaskBody(envelope.body);
+      const body = decodeTaskMessage(envelope.body);
       const record = body === undefined ? null : await this.#records.get(body.taskId);
       if (record?.submission !== envelope.id || (record.state !== 'queued' && record.state !== 'running'))
         return null;
@@ -241,7 +233,13 @@ export class TaskQueue {
       }),
     );
     this.#current = task.id;
-    const keepAlive = this.#keepLease(delivery.deliveryId);
+    const keepAlive = keepLeaseAlive({
+      bus: this.#o.bus,
+      clock: this.#o.clock,
+      logger: this.#log,
+      deliveryId: delivery.deliveryId,
+      leaseMs: this.#leaseMs(),
+    });
     let outcome: TaskOutcome;
     try {
       outcome = await this.#o.execute(task, this.#stop.signal);
@@ -296,32 +294,5 @@ export class TaskQueue {
         body: pyDumps(doc),
       })
       .catch((err: unknown) => this.#log.error({ err, taskId: task.id }, 'could not send the result back'));
-  }
-
-  /** Extends the delivery's lease every third of its length until cancelled. */
-  #keepLease(deliveryId: string): Timer {
-    const every = Math.max(1_000, Math.floor(this.#leaseMs() / 3));
-    let timer: Timer | undefined;
-    let isCancelled = false;
-    const tick = (): void => {
-      this.#o.bus
-        .extend(deliveryId, { leaseMs: this.#leaseMs() })
-        .catch((err: unknown) => this.#log.warn({ err }, 'lease extension failed'))
-        .finally(() => {
-          if (!isCancelled) timer = this.#o.clock.setTimer(tick, every);
-        });
-    };
-    timer = this.#o.clock.setTimer(tick, every);
-    return { cancel: () => ((isCancelled = true), timer?.cancel()) };
-  }
-}
-
-function parseTaskBody(body: string): z.infer<typeof taskBodySchema> | undefined {
-  try {
-    const parsed = taskBodySchema.safeParse(JSON.parse(body));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    // Not JSON: not a message this gateway wrote; it is skipped.
-    return undefined;
   }
 }
