@@ -63,7 +63,8 @@ const gatewaysSchema = z.strictObject({
 });
 
 const agentSchema = z.strictObject({
-  backend: z.string().min(1).default('scripted'),
+  /** Absent: the agent's role entry, then the first installed CLI, else `scripted` decide. */
+  backend: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   role: z.string().min(1).optional(),
   systemPrompt: z.string().optional(),

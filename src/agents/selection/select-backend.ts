@@ -41,7 +41,8 @@ function fromConfig(
   tier: ModelTier,
   source: string,
 ): BackendSelection | undefined {
-  if (entry === undefined) return undefined;
+  // An entry without a backend (only env, model or role settings) does not choose one.
+  if (entry?.backend === undefined) return undefined;
   const alias = lookupAlias(entry.backend);
   if (alias === undefined) {
     throw new MusubiError('AGENT_BACKEND_UNKNOWN', `${source}: unknown agent backend '${entry.backend}'`, {
