@@ -12,7 +12,7 @@ export default defineConfig([
     platform: 'node',
     splitting: true,
     sourcemap: true,
-    clean: ['!dashboard/**'],
+    clean: ['!dashboard/**', '!ignite-mime.js*', '!ignite-send.js*'],
     dts: false,
     banner: { js: '#!/usr/bin/env node' },
   },
@@ -30,5 +30,18 @@ export default defineConfig([
     dts: false,
     tsconfig: 'src/dashboard/tsconfig.json',
     publicDir: 'src/dashboard/public',
+  },
+  {
+    // IGNITE's per-message tools (agents call them from their shells once per message): one self-contained
+    // file each, node built-ins only, no shared chunks to resolve, so they start like `node -e 0`.
+    entry: { 'ignite-mime': 'src/cli/ignite-mime-main.ts', 'ignite-send': 'src/cli/ignite-send-main.ts' },
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    splitting: false,
+    sourcemap: true,
+    clean: false,
+    dts: false,
+    banner: { js: '#!/usr/bin/env node' },
   },
 ]);
