@@ -15,6 +15,7 @@ export class ChangeSignal {
   /** Wakes every waiter. */
   notify(): void {
     this.#version++;
+    if (this.#waiters.size === 0) return;
     const waiters = [...this.#waiters];
     this.#waiters.clear();
     for (const wake of waiters) wake();

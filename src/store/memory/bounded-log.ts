@@ -1,9 +1,15 @@
+/** Dropped slots tolerated before the array is compacted; keeps small logs from copying often. */
+const MIN_COMPACT = 1_024;
+
 /**
  * An in-memory append-only log keeping at most `retention` newest entries, each with a strictly
- * increasing position. Trimming happens in chunks so appends stay O(1) amortised.
+ * increasing position. Dropping the oldest entry only moves a head index (and clears the slot, so the
+ * entry can be collected); the array is compacted once the dropped prefix is at least as long as what
+ * is kept, so each append costs O(1) amortised and at most twice `retention` slots are allocated.
  */
 export class BoundedLog<T> {
-  readonly #entries: T[] = [];
+  #entries: (T | undefined)[] = [];
+  #head = 0;
   readonly #positionOf: (entry: T) => number;
   readonly #retention: number;
 
@@ -14,8 +20,10 @@ export class BoundedLog<T> {
 
   append(entry: T): void {
     this.#entries.push(entry);
-    if (this.#entries.length > this.#retention + TRIM_CHUNK) {
-      this.#entries.splice(0, this.#entries.length - this.#retention);
+    if (this.#entries.length - this.#head > this.#retention) this.#entries[this.#head++] = undefined;
+    if (this.#head >= MIN_COMPACT && this.#head >= this.#entries.length - this.#head) {
+      this.#entries = this.#entries.slice(this.#head);
+      this.#head = 0;
     }
   }
 
@@ -43,9 +51,9 @@ export class BoundedLog<T> {
     return { items, cursor };
   }
 
-  /** Index of the first entry with position > after (binary search; positions increase). */
+  /** Index of the first kept entry with position > after (binary search; positions increase). */
   #firstAfter(after: number): number {
-    let low = 0;
+    let low = this.#head;
     let high = this.#entries.length;
     while (low < high) {
       const mid = (low + high) >> 1;
@@ -56,5 +64,3 @@ export class BoundedLog<T> {
     return low;
   }
 }
-
-const TRIM_CHUNK = 1000;

@@ -29,7 +29,9 @@ export interface MemoryStoreOptions {
 
 /**
  * The Store port in process memory, for tests and throwaway runs: nothing survives the process. Claims
- * are O(log n) per mailbox; the event log and KV change log keep the newest 100,000 entries.
+ * are O(log n) per mailbox; the event log and KV change log keep the newest 100,000 entries. Callers
+ * never share a mutable object with the store: an envelope is copied once on the way in (and frozen)
+ * and once per delivery, peek or dead letter on the way out; events are frozen once and handed out as is.
  */
 export class MemoryStore implements Store {
   readonly kind = 'memory';
@@ -53,7 +55,7 @@ export class MemoryStore implements Store {
     const existing = box.messages.get(envelope.id) ?? box.dead.get(envelope.id);
     if (existing !== undefined) return { seq: existing.seq, isDuplicate: true };
     const seq = this.#addMessage(box, envelope);
-    this.#events.append({
+    this.#events.record({
       type: 'message.sent',
       mailbox,
       messageId: envelope.id,
@@ -72,7 +74,7 @@ export class MemoryStore implements Store {
     const now = this.#clock.now();
     const record = box.claimNext(now, now + options.leaseMs);
     if (record === null) return null;
-    this.#events.append({
+    this.#events.record({
       type: 'message.claimed',
       mailbox,
       messageId: record.envelope.id,
@@ -86,13 +88,13 @@ export class MemoryStore implements Store {
     const { box, record, mailbox } = this.#leased(deliveryId);
     box.remove(record);
     this.#dropIfEmpty(mailbox, box);
-    this.#events.append({ type: 'message.acked', mailbox, messageId: record.envelope.id });
+    this.#events.record({ type: 'message.acked', mailbox, messageId: record.envelope.id });
   }
 
   async nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void> {
     const { box, record, mailbox, now } = this.#leased(deliveryId);
     box.release(record, now + Math.max(0, options.delayMs), now);
-    this.#events.append({
+    this.#events.record({
       type: 'message.nacked',
       mailbox,
       messageId: record.envelope.id,
@@ -104,7 +106,7 @@ export class MemoryStore implements Store {
   async extend(deliveryId: string, options: { readonly leaseMs: number }): Promise<Delivery> {
     const { box, record, mailbox, now } = this.#leased(deliveryId);
     box.extend(record, now + options.leaseMs, now);
-    this.#events.append({
+    this.#events.record({
       type: 'message.lease_extended',
       mailbox,
       messageId: record.envelope.id,
@@ -123,13 +125,14 @@ export class MemoryStore implements Store {
       deadAt: now,
     };
     box.dead.set(record.envelope.id, { letter, seq: record.seq, order: ++this.#deathOrder });
-    this.#events.append({
+    this.#events.record({
       type: 'message.dead_lettered',
       mailbox,
       messageId: record.envelope.id,
       reason: options.reason,
     });
-    return letter;
+    // The stored letter stays the store's: the caller gets its own copy.
+    return copyDeadLetter(letter);
   }
 
   async peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]> {
@@ -184,7 +187,7 @@ export class MemoryStore implements Store {
       if (dead === undefined) continue;
       box.dead.delete(envelopeId);
       this.#addMessage(box, dead.letter.envelope);
-      this.#events.append({ type: 'message.requeued', mailbox, messageId: envelopeId });
+      this.#events.record({ type: 'message.requeued', mailbox, messageId: envelopeId });
     }
     for (const { mailbox } of found) this.#listeners.notify(mailbox);
     return found.map(({ dead }) => copyDeadLetter(dead.letter));
@@ -287,7 +290,12 @@ export class MemoryStore implements Store {
 
   #addMessage(box: MemoryMailbox, envelope: Envelope): number {
     const now = this.#clock.now();
-    const stored: Envelope = { ...structuredClone(envelope), attempt: 0 };
+    // One copy in, frozen: deliveries and peeks hand out copies of it, so no caller can reach it.
+    const stored: Envelope = Object.freeze({
+      ...envelope,
+      headers: Object.freeze({ ...envelope.headers }),
+      attempt: 0,
+    });
     const record: MessageRecord = {
       seq: ++this.#seq,
       rank: priorityRank(envelope.priority),
