@@ -24,12 +24,14 @@ export interface FakeChannelOptions {
   readonly description?: string;
   /** Runs wait for `finish()` when true; otherwise they succeed at once. */
   readonly isManual?: boolean;
+  /** A manual run normally ends `cancelled` when aborted; with this it keeps waiting (a late result). */
+  readonly isIgnoringAbort?: boolean;
   readonly availability?: ChannelAvailability;
 }
 
 /**
  * A channel driven by the test: records runs and cancels; with `isManual` each run waits until the test
- * calls `finish` or `fail` (ignoring its abort signal, like a slow remote that answers late).
+ * calls `finish` or `fail`, or until it is aborted (unless `isIgnoringAbort`: a slow remote answering late).
  */
 export class FakeChannel implements Channel {
   readonly id: string;
@@ -41,6 +43,7 @@ export class FakeChannel implements Channel {
   readonly cancels: string[] = [];
   availability: ChannelAvailability;
   readonly #isManual: boolean;
+  readonly #isIgnoringAbort: boolean;
 
   constructor(options: FakeChannelOptions) {
     this.id = options.id;
@@ -49,6 +52,7 @@ export class FakeChannel implements Channel {
     this.description = options.description ?? `does ${options.id} things`;
     this.availability = options.availability ?? { ready: true, reasons: [] };
     this.#isManual = options.isManual === true;
+    this.#isIgnoringAbort = options.isIgnoringAbort === true;
   }
 
   isAvailable(): Promise<ChannelAvailability> {
@@ -65,6 +69,15 @@ export class FakeChannel implements Channel {
       };
       this.runs.push(run);
       if (!this.#isManual) run.finish();
+      else if (!this.#isIgnoringAbort) {
+        options.signal.addEventListener(
+          'abort',
+          () => run.finish({ success: false, summary: 'Cancelled', status: 'cancelled' }),
+          {
+            once: true,
+          },
+        );
+      }
     });
   }
 
