@@ -3,7 +3,6 @@ import { priorityRank, type Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import { formatDeliveryId, type DeliveryRef } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery } from '../store.js';
-import type { ImmediateRunner } from './immediate-transaction.js';
 import type { SqliteEventLog } from './sqlite-event-log.js';
 import { decodeEnvelope, deadRow, deliveryStateRow, leasedRow, parseRow, seqRow } from './sqlite-rows.js';
 import { MessageRowState } from './sqlite-schema.js';
@@ -18,12 +17,17 @@ interface LeaseParams {
   now: number;
 }
 
-type ClaimOutcome = { readonly delivery: Delivery } | { readonly corrupt: unknown } | null;
+/**
+ * What a claim did: handed out a delivery, or found a row whose envelope does not validate (quarantined
+ * in the same transaction, so the caller commits that and then reports STORE_CORRUPT), or found nothing.
+ */
+export type ClaimOutcome = { readonly delivery: Delivery } | { readonly corrupt: unknown } | null;
 
 /**
- * Message writes on SQLite. Each public method is one IMMEDIATE transaction of a few indexed statements
- * that also records its event. A claim first moves due waiting rows back to ready (one range update on
- * `messages_waiting`), then takes the first ready row by (priority, seq) from `messages_ready`.
+ * Message writes on SQLite. Each write method is a few indexed statements that also record its event;
+ * the caller runs it inside a write transaction (a savepoint of a group commit), so a throw undoes it.
+ * A claim first moves due waiting rows back to ready (one range update on `messages_waiting`), then
+ * takes the first ready row by (priority, seq) from `messages_ready`.
  */
 export class SqliteMessages {
   readonly #events: SqliteEventLog;
@@ -47,11 +51,9 @@ export class SqliteMessages {
   readonly #deliveryState: Database.Statement<[string, string]>;
   readonly #deadById: Database.Statement<[string]>;
   readonly #deleteSeq: Database.Statement<[number]>;
-  readonly #immediate: ImmediateRunner;
 
-  constructor(db: Database.Database, options: { events: SqliteEventLog; immediate: ImmediateRunner }) {
+  constructor(db: Database.Database, options: { events: SqliteEventLog }) {
     this.#events = options.events;
-    this.#immediate = options.immediate;
     this.#insert = db.prepare(
       'INSERT INTO messages (seq, mailbox, id, priority, envelope, attempt, state, is_leased, available_at) ' +
         'VALUES (@seq, @mailbox, @id, @priority, @envelope, 0, 0, 0, @now)',
@@ -91,20 +93,46 @@ export class SqliteMessages {
     this.#deleteSeq = db.prepare('DELETE FROM messages WHERE seq = ?');
   }
 
-  append(mailbox: string, envelope: Envelope, now: number): AppendResult {
-    return this.#immediate(() => this.#append(mailbox, envelope, now));
+  /**
+   * Whether a claim could find something, read without a transaction or lock: lets idle consumers
+   * polling an empty mailbox skip the write lock, so they never block writers.
+   */
+  hasClaimable(mailbox: string, now: number): boolean {
+    return this.#hasClaimable.get({ mailbox, now }) === 1;
   }
 
-  /**
-   * Throws STORE_CORRUPT (after quarantining the row, so the next claim moves on) for a bad envelope.
-   * Looks first without the write lock, so idle consumers polling an empty mailbox never block writers.
-   */
-  claim(mailbox: string, leaseMs: number, now: number): Delivery | null {
-    if (this.#hasClaimable.get({ mailbox, now }) !== 1) return null;
-    const outcome = this.#immediate(() => this.#claim(mailbox, now + leaseMs, now));
-    if (outcome === null) return null;
-    if ('corrupt' in outcome) throw outcome.corrupt;
-    return outcome.delivery;
+  /** Idempotent on (mailbox, envelope id). */
+  append(mailbox: string, envelope: Envelope, now: number): AppendResult {
+    const existing = this.#seqOf.get(mailbox, envelope.id);
+    if (existing !== undefined) {
+      return { seq: parseRow(seqRow, existing, `messages ${mailbox}`).seq, isDuplicate: true };
+    }
+    const { id: messageId, from, type: messageType, priority } = envelope;
+    const { cursor } = this.#events.insert(
+      { type: 'message.sent', mailbox, messageId, from, messageType, priority },
+      now,
+    );
+    this.#insertRow(mailbox, envelope, cursor, now);
+    return { seq: cursor, isDuplicate: false };
+  }
+
+  /** Leases the next claimable message of `mailbox` until `now + leaseMs`. */
+  claim(mailbox: string, leaseMs: number, now: number): ClaimOutcome {
+    const leaseUntil = now + leaseMs;
+    this.#promote.run(mailbox, now);
+    const row = this.#claimNext.get(leaseUntil, mailbox);
+    if (row === undefined) return null;
+    const { seq } = parseRow(seqRow, row, `messages ${mailbox}`);
+    let delivery: Delivery;
+    try {
+      delivery = toDelivery(mailbox, row);
+    } catch (err) {
+      this.#quarantine.run(seq);
+      return { corrupt: err };
+    }
+    const { id: messageId, attempt } = delivery.envelope;
+    this.#events.insert({ type: 'message.claimed', mailbox, messageId, attempt, leaseUntil }, now);
+    return { delivery };
   }
 
   ack(ref: DeliveryRef, now: number): void {
@@ -156,53 +184,6 @@ export class SqliteMessages {
 
   /** Throws NOT_FOUND when no dead letter has this id. */
   requeue(envelopeId: string, now: number): DeadLetter[] {
-    return this.#immediate(() => this.#requeue(envelopeId, now));
-  }
-
-  #append(mailbox: string, envelope: Envelope, now: number): AppendResult {
-    const existing = this.#seqOf.get(mailbox, envelope.id);
-    if (existing !== undefined) {
-      return { seq: parseRow(seqRow, existing, `messages ${mailbox}`).seq, isDuplicate: true };
-    }
-    const { id: messageId, from, type: messageType, priority } = envelope;
-    const { cursor } = this.#events.insert(
-      { type: 'message.sent', mailbox, messageId, from, messageType, priority },
-      now,
-    );
-    this.#insertRow(mailbox, envelope, cursor, now);
-    return { seq: cursor, isDuplicate: false };
-  }
-
-  /** Inserts a ready message with attempt 0; `seq` is the cursor of the event recording it. */
-  #insertRow(mailbox: string, envelope: Envelope, seq: number, now: number): void {
-    this.#insert.run({
-      seq,
-      mailbox,
-      id: envelope.id,
-      priority: priorityRank(envelope.priority),
-      envelope: JSON.stringify({ ...envelope, attempt: 0 }),
-      now,
-    });
-  }
-
-  #claim(mailbox: string, leaseUntil: number, now: number): ClaimOutcome {
-    this.#promote.run(mailbox, now);
-    const row = this.#claimNext.get(leaseUntil, mailbox);
-    if (row === undefined) return null;
-    const { seq } = parseRow(seqRow, row, `messages ${mailbox}`);
-    let delivery: Delivery;
-    try {
-      delivery = toDelivery(mailbox, row);
-    } catch (err) {
-      this.#quarantine.run(seq);
-      return { corrupt: err };
-    }
-    const { id: messageId, attempt } = delivery.envelope;
-    this.#events.insert({ type: 'message.claimed', mailbox, messageId, attempt, leaseUntil }, now);
-    return { delivery };
-  }
-
-  #requeue(envelopeId: string, now: number): DeadLetter[] {
     const letters = this.#deadById.all(envelopeId).map((row) => {
       const { seq } = parseRow(seqRow, row, 'dead letters');
       return { seq, letter: toDeadLetter(row) };
@@ -217,17 +198,26 @@ export class SqliteMessages {
     return letters.map(({ letter }) => letter);
   }
 
+  /** Inserts a ready message with attempt 0; `seq` is the cursor of the event recording it. */
+  #insertRow(mailbox: string, envelope: Envelope, seq: number, now: number): void {
+    this.#insert.run({
+      seq,
+      mailbox,
+      id: envelope.id,
+      priority: priorityRank(envelope.priority),
+      envelope: JSON.stringify({ ...envelope, attempt: 0 }),
+      now,
+    });
+  }
+
   /**
-   * Runs `write` (which returns false when its guarded statement matched no live lease) in an IMMEDIATE
-   * transaction; on false, works out whether the delivery is gone (NOT_FOUND) or its lease ended.
+   * Runs `write` (which returns false when its guarded statement matched no live lease); on false,
+   * works out whether the delivery is gone (NOT_FOUND) or its lease ended (LEASE_EXPIRED) and throws.
    */
   #leaseWrite<T>(ref: DeliveryRef, now: number, write: (params: LeaseParams) => T | false): T {
-    const params: LeaseParams = { mailbox: ref.mailbox, id: ref.envelopeId, attempt: ref.attempt, now };
-    return this.#immediate(() => {
-      const result = write(params);
-      if (result !== false) return result;
-      throw this.#leaseFailure(ref);
-    });
+    const result = write({ mailbox: ref.mailbox, id: ref.envelopeId, attempt: ref.attempt, now });
+    if (result !== false) return result;
+    throw this.#leaseFailure(ref);
   }
 
   #leaseFailure(ref: DeliveryRef): MusubiError {

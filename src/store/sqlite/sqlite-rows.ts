@@ -66,7 +66,8 @@ export function decodeEnvelope(text: string, attempt: number, where: string): En
 export function decodeEvent(row: unknown): StoredEvent {
   const { cursor, at, event } = parseRow(eventRow, row, 'events');
   const result = busEventSchema.safeParse(parseJson(event, `event ${cursor}`));
-  if (result.success) return { ...result.data, cursor, at };
+  // Not `{ ...data, cursor, at }`: V8 is slow when a spread clone gains new properties.
+  if (result.success) return Object.assign({}, result.data, { cursor, at });
   throw corrupt(`event ${cursor}: stored event is invalid`, result.error);
 }
 

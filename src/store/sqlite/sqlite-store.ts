@@ -4,7 +4,6 @@ import type { Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { BusEvent, StoredEvent } from '../../core/events.js';
 import type { ChangeSignal } from '../change-signal.js';
-import { parseDeliveryId } from '../delivery-id.js';
 import { followLog, type LogBatch } from '../follow-log.js';
 import type {
   AppendResult,
@@ -17,36 +16,17 @@ import type {
   Store,
   StoredMessage,
 } from '../store.js';
-import { openDatabase, positiveOption } from './sqlite-connection.js';
-import { createImmediateRunner, type ImmediateRunner } from './immediate-transaction.js';
+import { openDatabase } from './sqlite-connection.js';
 import { SqliteChangeFeed } from './sqlite-change-feed.js';
 import { storeFailure } from './sqlite-errors.js';
 import { SqliteEventLog } from './sqlite-event-log.js';
+import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import { SqliteKv } from './sqlite-kv.js';
 import { SqliteMailboxQueries } from './sqlite-mailbox-queries.js';
+import { SqliteMessageWriter } from './sqlite-message-writer.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { migrate } from './sqlite-schema.js';
-
-const DEFAULT_POLL_INTERVAL_MS = 25;
-const DEFAULT_EVENT_RETENTION = 100_000;
-
-/** Options for {@link SqliteStore.open}. */
-export interface SqliteStoreOptions {
-  /** The database file; its folder must exist. Other processes may open the same file. */
-  readonly path: string;
-  readonly clock: Clock;
-  /**
-   * fsync policy. `normal` (default): in WAL mode commits are not fsynced, only checkpoints are, so
-   * every committed write survives a crash or kill -9 of the process, but the last transactions may be
-   * lost on power loss or an OS crash (the file stays consistent). `full`: every commit fsyncs the WAL,
-   * so committed writes survive power loss too, at a large cost in write throughput.
-   */
-  readonly synchronous?: 'normal' | 'full';
-  /** How often to look for commits by other connections while anyone listens or follows (default 25). */
-  readonly pollIntervalMs?: number;
-  /** How many newest events (and KV changes) to keep (default 100,000). */
-  readonly eventRetention?: number;
-}
+import { resolveSqliteOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 
 interface Parts {
   readonly db: Database.Database;
@@ -56,18 +36,26 @@ interface Parts {
 }
 
 /**
- * The Store port on one SQLite file (better-sqlite3, WAL mode), the embedded default. Each operation
- * is one transaction (IMMEDIATE when it writes) of a few prepared, indexed statements; several
- * processes may share the file. Commits by other connections reach onAvailable listeners (as `null`),
- * kv watches and event follows through a `PRAGMA data_version` poll that runs only while one of them
- * exists. Rows read back are validated; a bad one is reported as STORE_CORRUPT, never used.
+ * The Store port on one SQLite file (better-sqlite3, WAL mode), the embedded default; several
+ * processes may share the file. Writes use group commit ({@link SqliteGroupCommit}): the operations
+ * issued during one turn of the event loop run in call order in ONE `BEGIN IMMEDIATE` transaction on
+ * the next turn (at most 512 per transaction), each in its own savepoint, so one operation's failure
+ * rejects only its own promise. A promise resolves only after its transaction committed, so durability
+ * is the same as with a transaction per operation (see {@link SqliteStoreOptions.synchronous}). Reads
+ * run at once, without a transaction, when nothing is queued, else in call order behind the queued
+ * writes. A claim that would find nothing even after the queued writes answers from a lock-free read
+ * and takes no write lock. close() first runs what is queued.
+ *
+ * Commits by other connections reach onAvailable listeners (as `null`), kv watches and event follows
+ * through a `PRAGMA data_version` poll that runs only while one of them exists. Rows read back are
+ * validated; a bad one is reported as STORE_CORRUPT, never used.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly #db: Database.Database;
   readonly #clock: Clock;
-  readonly #immediate: ImmediateRunner;
-  readonly #messages: SqliteMessages;
+  readonly #commit: SqliteGroupCommit;
+  readonly #writer: SqliteMessageWriter;
   readonly #queries: SqliteMailboxQueries;
   readonly #kv: SqliteKv;
   readonly #events: SqliteEventLog;
@@ -80,15 +68,8 @@ export class SqliteStore implements Store {
    * (missing folder, permissions, a schema from a newer musubi), STORE_CORRUPT when it is not a database.
    */
   static open(options: SqliteStoreOptions): SqliteStore {
-    const pollIntervalMs = positiveOption(
-      'pollIntervalMs',
-      options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
-    );
-    const eventRetention = positiveOption(
-      'eventRetention',
-      options.eventRetention ?? DEFAULT_EVENT_RETENTION,
-    );
-    const db = openDatabase(options.path, options.synchronous ?? 'normal');
+    const { pollIntervalMs, eventRetention, synchronous } = resolveSqliteOptions(options);
+    const db = openDatabase(options.path, synchronous);
     try {
       migrate(db, options.path);
       return new SqliteStore({ db, clock: options.clock, pollIntervalMs, eventRetention });
@@ -102,89 +83,77 @@ export class SqliteStore implements Store {
     const { db } = parts;
     this.#db = db;
     this.#clock = parts.clock;
-    this.#immediate = createImmediateRunner(db);
+    this.#commit = new SqliteGroupCommit(db);
     this.#events = new SqliteEventLog(db, { retention: parts.eventRetention });
     this.#kv = new SqliteKv(db, { retention: parts.eventRetention });
-    this.#messages = new SqliteMessages(db, { events: this.#events, immediate: this.#immediate });
     this.#queries = new SqliteMailboxQueries(db);
     this.#feed = new SqliteChangeFeed(db, { pollIntervalMs: parts.pollIntervalMs });
+    this.#writer = new SqliteMessageWriter({
+      messages: new SqliteMessages(db, { events: this.#events }),
+      commit: this.#commit,
+      feed: this.#feed,
+      clock: this.#clock,
+    });
   }
 
   async append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
-    const result = this.#run('append', () => this.#messages.append(mailbox, envelope, this.#clock.now()));
-    if (!result.isDuplicate) this.#feed.messagesAvailable(mailbox);
-    return result;
+    this.#assertOpen();
+    return this.#writer.append(mailbox, envelope);
   }
 
   async claim(mailbox: string, options: { readonly leaseMs: number }): Promise<Delivery | null> {
-    const delivery = this.#run('claim', () =>
-      this.#messages.claim(mailbox, options.leaseMs, this.#clock.now()),
-    );
-    if (delivery !== null) this.#feed.events.notify();
-    return delivery;
+    this.#assertOpen();
+    return this.#writer.claim(mailbox, options.leaseMs);
   }
 
   async ack(deliveryId: string): Promise<void> {
-    this.#run('ack', () => this.#messages.ack(parseDeliveryId(deliveryId), this.#clock.now()));
-    this.#feed.events.notify();
+    this.#assertOpen();
+    return this.#writer.ack(deliveryId);
   }
 
   async nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void> {
-    const ref = this.#run('nack', () => {
-      const parsed = parseDeliveryId(deliveryId);
-      this.#messages.nack(parsed, options.delayMs, this.#clock.now());
-      return parsed;
-    });
-    this.#feed.messagesAvailable(ref.mailbox);
+    this.#assertOpen();
+    return this.#writer.nack(deliveryId, options.delayMs);
   }
 
   async extend(deliveryId: string, options: { readonly leaseMs: number }): Promise<Delivery> {
-    const delivery = this.#run('extend', () =>
-      this.#messages.extend(parseDeliveryId(deliveryId), options.leaseMs, this.#clock.now()),
-    );
-    this.#feed.events.notify();
-    return delivery;
+    this.#assertOpen();
+    return this.#writer.extend(deliveryId, options.leaseMs);
   }
 
   async deadLetter(deliveryId: string, options: { readonly reason: string }): Promise<DeadLetter> {
-    const letter = this.#run('deadLetter', () =>
-      this.#messages.deadLetter(parseDeliveryId(deliveryId), options.reason, this.#clock.now()),
-    );
-    this.#feed.events.notify();
-    return letter;
+    this.#assertOpen();
+    return this.#writer.deadLetter(deliveryId, options.reason);
   }
 
   async peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]> {
-    return this.#run('peek', () => this.#queries.peek(mailbox, options?.limit ?? -1, this.#clock.now()));
+    return this.#read('peek', () => this.#queries.peek(mailbox, options?.limit ?? -1, this.#clock.now()));
   }
 
   async count(mailbox: string): Promise<MailboxCounts> {
-    return this.#run('count', () => this.#queries.count(mailbox, this.#clock.now()));
+    return this.#read('count', () => this.#queries.count(mailbox, this.#clock.now()));
   }
 
   async listMailboxes(): Promise<MailboxCounts[]> {
-    return this.#run('listMailboxes', () => this.#queries.listMailboxes(this.#clock.now()));
+    return this.#read('listMailboxes', () => this.#queries.listMailboxes(this.#clock.now()));
   }
 
   async nextDueAt(mailbox: string): Promise<number | null> {
-    return this.#run('nextDueAt', () => this.#queries.nextDueAt(mailbox));
+    return this.#read('nextDueAt', () => this.#queries.nextDueAt(mailbox));
   }
 
   async listDeadLetters(options?: {
     readonly mailbox?: string;
     readonly limit?: number;
   }): Promise<DeadLetter[]> {
-    return this.#run('listDeadLetters', () =>
+    return this.#read('listDeadLetters', () =>
       this.#queries.listDeadLetters(options?.mailbox, options?.limit ?? -1),
     );
   }
 
   async requeueDeadLetter(envelopeId: string): Promise<DeadLetter[]> {
-    const letters = this.#run('requeueDeadLetter', () =>
-      this.#messages.requeue(envelopeId, this.#clock.now()),
-    );
-    for (const mailbox of new Set(letters.map((l) => l.mailbox))) this.#feed.messagesAvailable(mailbox);
-    return letters;
+    this.#assertOpen();
+    return this.#writer.requeue(envelopeId);
   }
 
   onAvailable(listener: (mailbox: string | null) => void): () => void {
@@ -193,31 +162,33 @@ export class SqliteStore implements Store {
   }
 
   async kvGet(key: string): Promise<KvEntry | null> {
-    return this.#run('kvGet', () => this.#kv.get(key));
+    return this.#read('kvGet', () => this.#kv.get(key));
   }
 
   async kvSet(key: string, value: unknown, options?: KvWriteOptions): Promise<KvEntry> {
-    const entry = this.#run('kvSet', () => this.#immediate(() => this.#kv.set(key, value, options)));
+    this.#assertOpen();
+    const entry = await this.#commit.write('kvSet', () => this.#kv.set(key, value, options));
     this.#feed.kv.notify();
     return entry;
   }
 
   async kvDelete(key: string, options?: KvWriteOptions): Promise<void> {
-    const isDeleted = this.#run('kvDelete', () => this.#immediate(() => this.#kv.delete(key, options)));
+    this.#assertOpen();
+    const isDeleted = await this.#commit.write('kvDelete', () => this.#kv.delete(key, options));
     if (isDeleted) this.#feed.kv.notify();
   }
 
   async kvList(prefix: string): Promise<KvEntry[]> {
-    return this.#run('kvList', () => this.#kv.list(prefix));
+    return this.#read('kvList', () => this.#kv.list(prefix));
   }
 
   kvWatch(
     prefix: string,
     options: { readonly signal: AbortSignal; readonly afterRevision?: number },
   ): AsyncIterable<KvChange> {
-    // "Changes made after the call": the starting revision is read now, not on the first next().
-    const after =
-      options.afterRevision ?? (this.#isClosed ? 0 : this.#run('kvWatch', () => this.#kv.revision()));
+    // "Changes made after the call": the starting revision is read now, not on the first next(), and
+    // after committing what is queued, so writes issued before the call are not reported as changes.
+    const after = options.afterRevision ?? (this.#isClosed ? 0 : this.#revisionNow());
     return this.#follow(
       after,
       options.signal,
@@ -227,15 +198,16 @@ export class SqliteStore implements Store {
   }
 
   async appendEvent(event: BusEvent): Promise<StoredEvent> {
-    const stored = this.#run('appendEvent', () =>
-      this.#immediate(() => this.#events.insert(event, this.#clock.now())),
+    this.#assertOpen();
+    const stored = await this.#commit.write('appendEvent', () =>
+      this.#events.insert(event, this.#clock.now()),
     );
     this.#feed.events.notify();
     return stored;
   }
 
   async readEvents(options?: { readonly after?: number; readonly limit?: number }): Promise<StoredEvent[]> {
-    return this.#run('readEvents', () => this.#events.read(options?.after ?? 0, options?.limit ?? -1));
+    return this.#read('readEvents', () => this.#events.read(options?.after ?? 0, options?.limit ?? -1));
   }
 
   followEvents(options: {
@@ -251,16 +223,20 @@ export class SqliteStore implements Store {
   }
 
   async lastEventCursor(): Promise<number> {
-    return this.#run('lastEventCursor', () => this.#events.lastCursor());
+    return this.#read('lastEventCursor', () => this.#events.lastCursor());
   }
 
   /**
-   * Stops polling, ends running watches and follows, and closes the connection. Idempotent: repeat
-   * calls share one promise. Other processes using the file are not affected.
+   * Runs the operations still queued (they settle as usual: committed, or rejected with their own
+   * failure), then stops polling, ends running watches and follows, and closes the connection. Calls
+   * made after close() reject STORE_CLOSED. Idempotent: repeat calls share one promise. Other processes
+   * using the file are not affected.
    */
   close(): Promise<void> {
     if (this.#closing === undefined) {
       this.#isClosed = true;
+      // Operations issued before close() run and settle first (committed, or rejected on failure).
+      this.#commit.close();
       this.#feed.close();
       try {
         this.#db.close();
@@ -280,7 +256,18 @@ export class SqliteStore implements Store {
     if (this.#isClosed) throw new MusubiError('STORE_CLOSED', 'SQLite store is closed');
   }
 
-  /** Runs one operation on the open connection, turning SQLite failures into coded errors. */
+  /** A read in call order (after the writes still queued), with SQLite failures coded. */
+  #read<T>(operation: string, fn: () => T): Promise<T> {
+    this.#assertOpen();
+    return this.#commit.read(operation, fn);
+  }
+
+  #revisionNow(): number {
+    this.#commit.flush();
+    return this.#run('kvWatch', () => this.#kv.revision());
+  }
+
+  /** Runs one operation on the open connection now, turning SQLite failures into coded errors. */
   #run<T>(operation: string, fn: () => T): T {
     this.#assertOpen();
     try {

@@ -1,0 +1,225 @@
+import type Database from 'better-sqlite3';
+import { MusubiError } from '../../core/errors.js';
+import { storeFailure } from './sqlite-errors.js';
+
+/** Most operations one transaction runs; the rest wait for the next turn. */
+export const MAX_BATCH = 512;
+
+/** What an operation left behind once its savepoint ended: settle its promise (after the commit). */
+type Outcome = { readonly settle: () => void } | { readonly error: unknown };
+
+interface PendingOperation {
+  /** Name used in error messages (`append`, `claim`, ...). */
+  readonly operation: string;
+  readonly isWrite: boolean;
+  /** Runs the operation's statements; returns how to resolve its promise. */
+  readonly run: () => () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit for one SQLite connection. Operations issued while a batch is open are queued and run
+ * together, in call order, in ONE transaction on the next turn of the event loop (setImmediate):
+ * `BEGIN IMMEDIATE` (deferred `BEGIN` when the batch only reads), then each write inside its own
+ * SAVEPOINT (reads need none), then `COMMIT`. An operation that throws (LEASE_EXPIRED, NOT_FOUND, STORE_CONFLICT,
+ * STORE_CORRUPT, a SQLite error) rolls back to its savepoint and rejects only its own promise.
+ *
+ * Contract: a promise settles only after its batch's COMMIT returned, so a resolved write is exactly
+ * as durable as a lone transaction (see the fsync policy on SqliteStore). When BEGIN or COMMIT fails
+ * (SQLITE_BUSY past busy_timeout, I/O, full disk) every operation of the batch rejects with that failure,
+ * coded by {@link storeFailure}; one whose own statements had already failed keeps its own error. When
+ * SQLite rolls the whole transaction back by itself mid-batch (some I/O and full-disk errors do), the
+ * operations already run reject with that failure and the ones not yet run go back to the queue.
+ * At most {@link MAX_BATCH} operations share a transaction.
+ */
+export class SqliteGroupCommit {
+  readonly #db: Database.Database;
+  readonly #beginWrite: Database.Statement<[]>;
+  readonly #beginRead: Database.Statement<[]>;
+  readonly #commit: Database.Statement<[]>;
+  readonly #rollback: Database.Statement<[]>;
+  readonly #savepoint: Database.Statement<[]>;
+  readonly #release: Database.Statement<[]>;
+  readonly #rollbackTo: Database.Statement<[]>;
+  #queue: PendingOperation[] = [];
+  #scheduled: NodeJS.Immediate | undefined;
+  #isRunning = false;
+  #isClosed = false;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
+    this.#beginRead = db.prepare('BEGIN');
+    this.#commit = db.prepare('COMMIT');
+    this.#rollback = db.prepare('ROLLBACK');
+    this.#savepoint = db.prepare('SAVEPOINT musubi_op');
+    this.#release = db.prepare('RELEASE musubi_op');
+    this.#rollbackTo = db.prepare('ROLLBACK TO musubi_op');
+  }
+
+  /** True when no operation is waiting and no batch is running: a read now sees everything issued. */
+  get isIdle(): boolean {
+    return this.#queue.length === 0 && !this.#isRunning;
+  }
+
+  /**
+   * Queues a write; resolves with `fn`'s result once its batch committed, rejects with what `fn` threw
+   * (its statements rolled back, the rest of the batch unaffected) or with the batch's failure.
+   * Rejects STORE_CLOSED after {@link SqliteGroupCommit.close}.
+   */
+  write<T>(operation: string, fn: () => T): Promise<T> {
+    return this.#enqueue(operation, true, fn);
+  }
+
+  /**
+   * Runs a read in call order: at once when nothing is pending (no lock, no transaction), otherwise
+   * queued behind the pending writes, so it sees them. Errors are coded like a write's.
+   */
+  read<T>(operation: string, fn: () => T): Promise<T> {
+    if (!this.isIdle) return this.#enqueue(operation, false, fn);
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(storeFailure(err, operation));
+    }
+  }
+
+  /** Runs every pending operation now, in as many batches as it takes. Settles their promises. */
+  flush(): void {
+    if (this.#isRunning) return;
+    clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+    while (this.#queue.length > 0) this.#runBatch();
+  }
+
+  /** Flushes what is pending (those operations settle as usual), then refuses new ones. Idempotent. */
+  close(): void {
+    this.flush();
+    this.#isClosed = true;
+  }
+
+  #enqueue<T>(operation: string, isWrite: boolean, fn: () => T): Promise<T> {
+    if (this.#isClosed) return Promise.reject(new MusubiError('STORE_CLOSED', 'SQLite store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({
+        operation,
+        isWrite,
+        run: () => {
+          const value = fn();
+          return () => resolve(value);
+        },
+        reject,
+      });
+      this.#scheduled ??= setImmediate(() => this.#onTurn());
+    });
+  }
+
+  #onTurn(): void {
+    this.#scheduled = undefined;
+    this.#runBatch();
+    if (this.#queue.length > 0) this.#scheduled = setImmediate(() => this.#onTurn());
+  }
+
+  #runBatch(): void {
+    const batch = this.#take();
+    this.#isRunning = true;
+    let outcomes: Outcome[];
+    try {
+      outcomes = this.#transaction(batch);
+    } catch (err) {
+      // Only a failing ROLLBACK gets here: fail the whole batch, leave no promise hanging, and end
+      // the transaction so the next batch can begin.
+      outcomes = batch.map((op) => ({ error: storeFailure(err, op.operation) }));
+      this.#abort();
+    } finally {
+      this.#isRunning = false;
+    }
+    // Settle in call order, after the commit; continuations run later, on the microtask queue.
+    outcomes.forEach((outcome, i) => {
+      if ('settle' in outcome) outcome.settle();
+      else batch[i]?.reject(outcome.error);
+    });
+  }
+
+  #abort(): void {
+    try {
+      if (this.#db.inTransaction) this.#rollback.run();
+    } catch {
+      // The connection is unusable; the next batch's BEGIN reports that to its callers.
+    }
+  }
+
+  #take(): PendingOperation[] {
+    if (this.#queue.length <= MAX_BATCH) {
+      const batch = this.#queue;
+      this.#queue = [];
+      return batch;
+    }
+    return this.#queue.splice(0, MAX_BATCH);
+  }
+
+  /** Runs `batch` in one transaction; returns one outcome per operation that ran, in order. */
+  #transaction(batch: PendingOperation[]): Outcome[] {
+    try {
+      (batch.some((op) => op.isWrite) ? this.#beginWrite : this.#beginRead).run();
+    } catch (err) {
+      return batch.map((op) => ({ error: storeFailure(err, op.operation) }));
+    }
+    const outcomes: Outcome[] = [];
+    for (const [i, op] of batch.entries()) {
+      const outcome = op.isWrite ? this.#inSavepoint(op) : this.#read(op);
+      outcomes.push(outcome);
+      if (!this.#db.inTransaction) return this.#abandoned(batch, outcomes, i);
+    }
+    try {
+      this.#commit.run();
+      return outcomes;
+    } catch (err) {
+      if (this.#db.inTransaction) this.#rollback.run();
+      return outcomes.map((o, i) =>
+        'settle' in o ? { error: storeFailure(err, batch[i]?.operation ?? 'commit') } : o,
+      );
+    }
+  }
+
+  #inSavepoint(op: PendingOperation): Outcome {
+    this.#savepoint.run();
+    try {
+      const settle = op.run();
+      this.#release.run();
+      return { settle };
+    } catch (err) {
+      // Undo this operation only; the transaction (and the operations before it) stays open.
+      if (this.#db.inTransaction) {
+        this.#rollbackTo.run();
+        this.#release.run();
+      }
+      return { error: storeFailure(err, op.operation) };
+    }
+  }
+
+  /** A read changes nothing, so it needs no savepoint to undo. */
+  #read(op: PendingOperation): Outcome {
+    try {
+      return { settle: op.run() };
+    } catch (err) {
+      return { error: storeFailure(err, op.operation) };
+    }
+  }
+
+  /**
+   * SQLite rolled the transaction back by itself while running `batch[failed]`: what ran before is
+   * lost, so those operations fail too; the ones after it never ran and go back to the queue's front.
+   */
+  #abandoned(batch: PendingOperation[], outcomes: Outcome[], failed: number): Outcome[] {
+    const last = outcomes[failed];
+    const cause = last !== undefined && 'error' in last ? last.error : undefined;
+    const lost = new MusubiError(
+      'STORE_UNAVAILABLE',
+      'SQLite rolled back the transaction this operation was part of',
+      { cause },
+    );
+    this.#queue.unshift(...batch.slice(failed + 1));
+    return outcomes.map((o) => ('settle' in o ? { error: lost } : o));
+  }
+}

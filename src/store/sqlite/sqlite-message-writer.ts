@@ -1,0 +1,112 @@
+import type { Clock } from '../../core/clock.js';
+import type { Envelope } from '../../core/envelope.js';
+import { parseDeliveryId } from '../delivery-id.js';
+import type { AppendResult, DeadLetter, Delivery } from '../store.js';
+import { PendingArrivals } from './pending-arrivals.js';
+import type { SqliteChangeFeed } from './sqlite-change-feed.js';
+import { storeFailure } from './sqlite-errors.js';
+import type { SqliteGroupCommit } from './sqlite-group-commit.js';
+import type { SqliteMessages } from './sqlite-messages.js';
+
+/**
+ * The message verbs of the SQLite store, run through its group commit: each one's statements run in
+ * their own savepoint of the next batch, its promise settles after that batch committed, and only then
+ * does the change feed hear about it. Store time is read when the operation runs, not when it was
+ * called. The caller checks that the store is open.
+ */
+export class SqliteMessageWriter {
+  readonly #messages: SqliteMessages;
+  readonly #commit: SqliteGroupCommit;
+  readonly #feed: SqliteChangeFeed;
+  readonly #clock: Clock;
+  readonly #arrivals = new PendingArrivals();
+
+  constructor(parts: {
+    messages: SqliteMessages;
+    commit: SqliteGroupCommit;
+    feed: SqliteChangeFeed;
+    clock: Clock;
+  }) {
+    this.#messages = parts.messages;
+    this.#commit = parts.commit;
+    this.#feed = parts.feed;
+    this.#clock = parts.clock;
+  }
+
+  async append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
+    const result = await this.#arrivals.track(
+      mailbox,
+      this.#commit.write('append', () => this.#messages.append(mailbox, envelope, this.#clock.now())),
+    );
+    if (!result.isDuplicate) this.#feed.messagesAvailable(mailbox);
+    return result;
+  }
+
+  /**
+   * When nothing is claimable now and no queued write could change that, resolves null from a
+   * lock-free read without queueing: idle or surplus consumers never take the write lock nor grow a
+   * batch, and the answer is the one the claim would give after the queued writes. Rejects
+   * STORE_CORRUPT (after committing the row's quarantine, so the next claim moves on) for a bad row.
+   */
+  async claim(mailbox: string, leaseMs: number): Promise<Delivery | null> {
+    if (!this.#arrivals.has(mailbox) && !this.#hasClaimable(mailbox)) return null;
+    const outcome = await this.#commit.write('claim', () =>
+      this.#messages.claim(mailbox, leaseMs, this.#clock.now()),
+    );
+    if (outcome === null) return null;
+    if ('corrupt' in outcome) throw outcome.corrupt;
+    this.#feed.events.notify();
+    return outcome.delivery;
+  }
+
+  async ack(deliveryId: string): Promise<void> {
+    const ref = parseDeliveryId(deliveryId);
+    await this.#commit.write('ack', () => this.#messages.ack(ref, this.#clock.now()));
+    this.#feed.events.notify();
+  }
+
+  async nack(deliveryId: string, delayMs: number): Promise<void> {
+    const ref = parseDeliveryId(deliveryId);
+    await this.#arrivals.track(
+      ref.mailbox,
+      this.#commit.write('nack', () => this.#messages.nack(ref, delayMs, this.#clock.now())),
+    );
+    this.#feed.messagesAvailable(ref.mailbox);
+  }
+
+  async extend(deliveryId: string, leaseMs: number): Promise<Delivery> {
+    const ref = parseDeliveryId(deliveryId);
+    const delivery = await this.#commit.write('extend', () =>
+      this.#messages.extend(ref, leaseMs, this.#clock.now()),
+    );
+    this.#feed.events.notify();
+    return delivery;
+  }
+
+  async deadLetter(deliveryId: string, reason: string): Promise<DeadLetter> {
+    const ref = parseDeliveryId(deliveryId);
+    const letter = await this.#commit.write('deadLetter', () =>
+      this.#messages.deadLetter(ref, reason, this.#clock.now()),
+    );
+    this.#feed.events.notify();
+    return letter;
+  }
+
+  async requeue(envelopeId: string): Promise<DeadLetter[]> {
+    // The mailboxes are known only once the letters are found: count it against every mailbox.
+    const letters = await this.#arrivals.track(
+      null,
+      this.#commit.write('requeueDeadLetter', () => this.#messages.requeue(envelopeId, this.#clock.now())),
+    );
+    for (const mailbox of new Set(letters.map((l) => l.mailbox))) this.#feed.messagesAvailable(mailbox);
+    return letters;
+  }
+
+  #hasClaimable(mailbox: string): boolean {
+    try {
+      return this.#messages.hasClaimable(mailbox, this.#clock.now());
+    } catch (err) {
+      throw storeFailure(err, 'claim');
+    }
+  }
+}
