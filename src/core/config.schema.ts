@@ -58,8 +58,26 @@ const httpSchema = listenerSchema
   });
 
 const gatewaysSchema = z.strictObject({
+  /** The dashboard and REST API; `musubi up` serves it unless `enabled: false`. */
   http: httpSchema.optional(),
   agentSync: listenerSchema.extend({ port: port.default(9800) }).optional(),
+  /** yadon-agents sockets; unset fields follow the yadon environment (YADON_SOCKET_DIR, YADON_COUNT). */
+  yadon: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      socketDir: z.string().min(1).optional(),
+      workers: z.number().int().min(1).max(8).optional(),
+      workDir: z.string().min(1).optional(),
+    })
+    .optional(),
+  /** IGNITE's queue monitor over a workspace (default: IGNITE_WORKSPACE, else the working directory). */
+  ignite: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      workspace: z.string().min(1).optional(),
+      workers: z.number().int().min(1).max(64).optional(),
+    })
+    .optional(),
 });
 
 const agentSchema = z.strictObject({

@@ -1,12 +1,113 @@
+import { createAgentSyncGateway } from '../gateways/agent-sync/agent-sync-gateway.js';
+import { parseAgentsList } from '../gateways/agent-sync/agents-list.js';
+import type { Gateway } from '../gateways/gateway.js';
+import { createHttpGateway } from '../gateways/http/http-gateway.js';
+import { urlFilePath } from '../gateways/http/url-file.js';
+import { createIgniteGateway } from '../gateways/ignite/ignite-gateway.js';
+import { resolveRuntimeDir, resolveWorkspace } from '../gateways/ignite/ignite-paths.js';
+import { loadIgniteSettings } from '../gateways/ignite/ignite-settings.js';
+import { createYadonGateway } from '../gateways/yadon/yadon-gateway.js';
+import {
+  MANAGER_NAME,
+  resolveSocketDir,
+  resolveWorkerCount,
+  workerName,
+} from '../gateways/yadon/yadon-paths.js';
+import { DEFAULT_HTTP_PORT } from '../core/config.schema.js';
 import type { Bus } from '../bus/bus.types.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.schema.js';
+import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
-import type { Gateway } from '../gateways/gateway.js';
+import { parseStoreUrl } from './open-store.js';
+import type { HubRunners } from './hub-runners.js';
 
-/** Builds every gateway the config enables, in start order. */
-export function buildGateways(deps: { bus: Bus; config: Config; logger: Logger; clock: Clock }): Gateway[] {
-  const gateways: Gateway[] = [];
-  void deps;
-  return gateways;
+/** Everything the gateways of one hub are built from. */
+export interface GatewayDeps {
+  readonly bus: Bus;
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly runners: HubRunners;
+}
+
+function httpGateway(d: GatewayDeps): Gateway | undefined {
+  // `musubi up` serves the dashboard unless the config turns it off explicitly.
+  const http = d.config.gateways.http ?? { enabled: true, host: '127.0.0.1', port: DEFAULT_HTTP_PORT };
+  if (!http.enabled) return undefined;
+  const store = parseStoreUrl(d.config.store, d.cwd);
+  return createHttpGateway({
+    bus: d.bus,
+    logger: d.logger,
+    clock: d.clock,
+    host: http.host,
+    port: http.port,
+    ...(http.token !== undefined && { token: http.token }),
+    urlFile: urlFilePath({ cwd: d.cwd, ...(store.kind === 'sqlite' && { sqliteFile: store.path }) }),
+  });
+}
+
+function yadonGateway(d: GatewayDeps): Gateway | undefined {
+  const yadon = d.config.gateways.yadon;
+  if (yadon?.enabled !== true) return undefined;
+  const workerCount = yadon.workers ?? resolveWorkerCount(d.env);
+  return createYadonGateway({
+    bus: d.bus,
+    logger: d.logger,
+    clock: d.clock,
+    ids: d.ids,
+    socketDir: yadon.socketDir ?? resolveSocketDir(d.env),
+    workerCount,
+    workDir: yadon.workDir ?? d.cwd,
+    managerRunner: d.runners.runnerFor(MANAGER_NAME, { tier: 'manager' }),
+    workerRunner: (n) => d.runners.runnerFor(workerName(n), { tier: 'worker', workerNumber: n }),
+  });
+}
+
+function igniteGateway(d: GatewayDeps): Gateway | undefined {
+  const ignite = d.config.gateways.ignite;
+  if (ignite?.enabled !== true) return undefined;
+  const workspace = resolveWorkspace({
+    ...(ignite.workspace !== undefined && { flag: ignite.workspace }),
+    env: d.env,
+    cwd: d.cwd,
+    isMonitor: true,
+  });
+  return createIgniteGateway({
+    bus: d.bus,
+    logger: d.logger,
+    clock: d.clock,
+    workspace,
+    runtimeDir: resolveRuntimeDir(workspace, d.env),
+    settings: loadIgniteSettings({ env: d.env }),
+    busMaxAttempts: d.config.bus.retry.maxAttempts,
+    // IGNITE agents are named after their role (`ignitian_3` has the role `ignitian`).
+    runnerFor: (agent) => d.runners.runnerFor(agent, { role: agent.replace(/[_-]\d+$/, '') }),
+    ...(ignite.workers !== undefined && { workers: ignite.workers }),
+  });
+}
+
+function agentSyncGateway(d: GatewayDeps): Gateway | undefined {
+  const agentSync = d.config.gateways.agentSync;
+  if (agentSync?.enabled !== true) return undefined;
+  return createAgentSyncGateway({
+    bus: d.bus,
+    logger: d.logger,
+    clock: d.clock,
+    agents: parseAgentsList(d.env['AGENTS_LIST']),
+    cwd: d.cwd,
+    host: agentSync.host,
+    port: agentSync.port,
+  });
+}
+
+/**
+ * Builds every gateway the config enables, in start order (the hub stops them in reverse): the
+ * protocol gateways first, the dashboard last so it starts once there is something to show.
+ */
+export function buildGateways(deps: GatewayDeps): Gateway[] {
+  return [agentSyncGateway, yadonGateway, igniteGateway, httpGateway].flatMap((build) => build(deps) ?? []);
 }

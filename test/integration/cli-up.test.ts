@@ -15,18 +15,22 @@ afterAll(async () => {
 
 describe('cli - musubi up', () => {
   it('starts the hub and stops cleanly with exit 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'up', '--log-level', 'warn'], {
-      cwd: dir,
-      env: { ...process.env, MUSUBI_STORE: 'sqlite:state/bus.db' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', TSX_LOADER, CLI_ENTRY, 'up', '--log-level', 'warn', '--http-port', '0'],
+      {
+        cwd: dir,
+        env: { ...process.env, MUSUBI_STORE: 'sqlite:state/bus.db' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       const deadline = setTimeout(() => reject(new Error(`hub did not start: ${stdout}`)), 15_000);
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
         stdout += d;
-        if (stdout.includes('musubi hub up')) {
+        if (stdout.includes('dashboard: ')) {
           clearTimeout(deadline);
           resolve();
         }
@@ -38,6 +42,11 @@ describe('cli - musubi up', () => {
       env: { MUSUBI_STORE: 'sqlite:state/bus.db' },
     });
     expect(sent.code).toBe(0);
+    // The dashboard is served on the port the OS picked and answers its health route.
+    const url = /dashboard: (http:\/\/\S+)/.exec(stdout)?.[1];
+    expect(url).toBeDefined();
+    const health = await fetch(new URL('api/health', url));
+    expect(health.status).toBe(200);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stdout).toContain('musubi hub stopping');

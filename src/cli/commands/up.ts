@@ -1,49 +1,95 @@
 import type { Command } from 'commander';
+import type { Config } from '../../core/config.schema.js';
 import type { CliContext } from '../cli-context.js';
+import { parseNonNegativeInt } from '../option-parsers.js';
 
-/** Registers `musubi up`: start the hub (store, bus, enabled gateways) until SIGINT or SIGTERM. */
+function withHttpPort(config: Config, port: number | undefined): Config {
+  if (port === undefined) return config;
+  const http = config.gateways.http ?? { enabled: true, host: '127.0.0.1', port };
+  return { ...config, gateways: { ...config.gateways, http: { ...http, enabled: true, port } } };
+}
+
+function waitForStopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+/** Registers `musubi up`: start the hub (store, bus, enabled gateways, dashboard) until SIGINT or SIGTERM. */
 export function registerUpCommand(program: Command, ctx: CliContext): void {
   program
     .command('up')
-    .description('start the hub: store, bus and the gateways enabled in config; stops on SIGINT/SIGTERM')
-    .action(async () => {
-      const config = await ctx.loadConfig();
+    .description(
+      'start the hub: store, bus, the gateways enabled in config and the dashboard; stops on SIGINT/SIGTERM',
+    )
+    .option(
+      '--http-port <port>',
+      'serve the dashboard on this port (0: any free port)',
+      parseNonNegativeInt('--http-port'),
+    )
+    .action(async (flags: { httpPort?: number }) => {
+      const config = withHttpPort(await ctx.loadConfig(), flags.httpPort);
       const [
         { startHub },
         { buildGateways },
-        { createSystemClock },
-        { createIdGenerator },
-        { redactStoreUrl },
+        { createHubRunners },
+        { installedBackends },
+        clockMod,
+        idsMod,
+        storeMod,
       ] = await Promise.all([
         import('../../hub/hub.js'),
         import('../../hub/build-gateways.js'),
+        import('../../hub/hub-runners.js'),
+        import('../../agents/selection/resolve-agent-choice.js'),
         import('../../core/clock.js'),
         import('../../core/ids.js'),
         import('../../hub/open-store.js'),
       ]);
       const logger = ctx.logger(config);
-      const clock = createSystemClock();
+      const clock = clockMod.createSystemClock();
+      const ids = idsMod.createIdGenerator(clock);
+      const installed = await installedBackends(ctx.env);
+      const cwd = process.cwd();
       const hub = await startHub({
         config,
-        cwd: process.cwd(),
+        cwd,
         logger,
         clock,
-        ids: createIdGenerator(clock),
-        gateways: buildGateways,
+        ids,
+        gateways: ({ bus }) =>
+          buildGateways({
+            bus,
+            config,
+            logger,
+            clock,
+            ids,
+            env: ctx.env,
+            cwd,
+            runners: createHubRunners({ config, env: ctx.env, bus, installed }),
+          }),
       });
       ctx.stdout.write(
-        `musubi hub up (store ${redactStoreUrl(config.store)}); ${hub.gateways.length} gateway(s). Ctrl-C stops.\n`,
+        `musubi hub up (store ${storeMod.redactStoreUrl(config.store)}); ${hub.gateways.length} gateway(s). Ctrl-C stops.\n`,
       );
-      for (const g of hub.gateways) ctx.stdout.write(`  ${g.name}: ${JSON.stringify(g.address())}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      for (const g of hub.gateways) {
+        const address = g.address();
+        const shown =
+          address.kind === 'tcp' ? `${address.host}:${address.port}` : `${address.kind} ${address.path}`;
+        ctx.stdout.write(`  ${g.name}: ${shown}\n`);
+        if (g.name === 'http' && address.kind === 'tcp') {
+          ctx.stdout.write(
+            `  dashboard: http://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}/\n`,
+          );
+        }
+      }
+      await waitForStopSignal();
       ctx.stdout.write('musubi hub stopping\n');
       await hub.close();
     });
