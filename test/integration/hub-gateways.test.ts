@@ -1,0 +1,82 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSystemClock } from '../../src/core/clock.js';
+import { configSchema } from '../../src/core/config.schema.js';
+import { createIdGenerator } from '../../src/core/ids.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { buildGateways } from '../../src/hub/build-gateways.js';
+import { createHubRunners } from '../../src/hub/hub-runners.js';
+import { startHub, type Hub } from '../../src/hub/hub.js';
+
+let dir = '';
+let hub: Hub | undefined;
+afterEach(async () => {
+  await hub?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function agentSyncRequest(port: number, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => socket.end(`${line}\n`));
+    let reply = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (reply += d));
+    socket.on('end', () => resolve(reply));
+    socket.on('error', reject);
+  });
+}
+
+describe('hub - gateways from config', () => {
+  it('starts agent_sync, yadon, IGNITE and the dashboard on one bus when the config enables them', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mh-'));
+    const config = configSchema.parse({
+      store: `sqlite:${join(dir, 'bus.db')}`,
+      log: { level: 'silent' },
+      gateways: {
+        agentSync: { enabled: true, port: 0 },
+        yadon: { enabled: true, socketDir: join(dir, 's'), workers: 2, workDir: dir },
+        ignite: { enabled: true, workspace: dir, workers: 1 },
+        http: { enabled: true, port: 0 },
+      },
+    });
+    const clock = createSystemClock();
+    const ids = createIdGenerator(clock);
+    const logger = createSilentLogger();
+    const env = { PATH: '/nonexistent', AGENTS_LIST: 'agent-a,agent-b' };
+    hub = await startHub({
+      config,
+      cwd: dir,
+      logger,
+      clock,
+      ids,
+      gateways: ({ bus }) =>
+        buildGateways({
+          bus,
+          config,
+          logger,
+          clock,
+          ids,
+          env,
+          cwd: dir,
+          runners: createHubRunners({ config, env, bus, installed: new Set() }),
+        }),
+    });
+    expect(hub.gateways.map((g) => g.name)).toEqual(['agent-sync', 'yadon', 'ignite', 'http']);
+
+    const agentSync = hub.gateways[0]?.address();
+    if (agentSync?.kind !== 'tcp') throw new Error('agent-sync should listen on TCP');
+    const reply = await agentSyncRequest(agentSync.port, '{"cmd": "status"}');
+    expect(JSON.parse(reply)).toMatchObject({ ok: true, data: { phase: 'IMPLEMENT', round: 1 } });
+
+    const socketMode = (await stat(join(dir, 's', 'yadon-agent-yadoran.sock'))).mode & 0o777;
+    expect(socketMode).toBe(0o600);
+    await stat(join(dir, '.ignite', 'queue', 'leader')).catch(() => stat(join(dir, 'queue', 'leader')));
+
+    const http = hub.gateways[3]?.address();
+    if (http?.kind !== 'tcp') throw new Error('http should listen on TCP');
+    const health = await fetch(`http://127.0.0.1:${http.port}/api/health`);
+    expect(health.status).toBe(200);
+  });
+});
