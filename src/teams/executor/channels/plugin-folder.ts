@@ -59,12 +59,12 @@ function parseResult(text: string): PluginHandlerResult | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
+/** The executable of a command handler: a PATH name, an absolute path, or a path inside the plugin folder. */
 async function commandFile(argv0: string, dir: string, env: PluginFolderDeps['env']): Promise<string | null> {
-  if (!argv0.includes('/')) return resolveExecutable(argv0, env['PATH'], dir);
-  const path = resolve(dir, argv0);
-  const inside = relative(dir, path);
-  if (isAbsolute(argv0) || inside.startsWith('..') || isAbsolute(inside)) return null; // confined to the folder
-  return resolveExecutable(path, env['PATH'], dir);
+  if (!argv0.includes('/') || isAbsolute(argv0)) return resolveExecutable(argv0, env['PATH'], dir);
+  const inside = relative(dir, resolve(dir, argv0));
+  if (inside.startsWith('..') || isAbsolute(inside)) return null; // a relative path may not leave the folder
+  return resolveExecutable(resolve(dir, argv0), env['PATH'], dir);
 }
 
 function commandHandler(argv: readonly string[], dir: string, deps: PluginFolderDeps): PluginHandler {
