@@ -29,6 +29,7 @@ function progressBar(task: Task): HTMLElement {
 function taskRow(task: Task, nowMs: number, isBusy: boolean, actions: TaskActions): HTMLElement {
   const since = task.updatedAt ?? task.createdAt;
   const isActive = ACTIVE.has(task.state);
+  const began = task.startedAt ?? task.createdAt;
   return el(
     'li',
     { class: `task task-${task.state}`, data: { task: task.id } },
@@ -70,14 +71,12 @@ function taskRow(task: Task, nowMs: number, isBusy: boolean, actions: TaskAction
         : el(
             'span',
             { class: 'muted' },
-            isActive && task.createdAt !== undefined
-              ? formatDuration(nowMs - task.createdAt)
-              : formatAgo(since, nowMs),
+            isActive && began !== undefined ? formatDuration(nowMs - began) : formatAgo(since, nowMs),
           ),
     ),
-    task.detail === undefined || isActive
+    task.detail === undefined
       ? null
-      : el('div', { class: 'task-detail' }, clip(task.detail, 160)),
+      : el('div', { class: isActive ? 'task-detail muted' : 'task-detail' }, clip(task.detail, 160)),
   );
 }
 

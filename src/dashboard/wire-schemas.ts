@@ -91,6 +91,7 @@ const task = z.object({
   progress: z.number().optional(),
   detail: z.string().optional(),
   createdAt: z.number().optional(),
+  startedAt: z.number().optional(),
   updatedAt: z.number().optional(),
 });
 export type Task = z.infer<typeof task>;

@@ -17,6 +17,8 @@ export const taskViewSchema = z.object({
   progress: z.number().min(0).max(1).optional(),
   detail: z.string().max(4000).optional(),
   createdAt: z.number().optional(),
+  /** When the task last started running (elapsed time is counted from here). */
+  startedAt: z.number().optional(),
   updatedAt: z.number().optional(),
 });
 export type TaskView = z.infer<typeof taskViewSchema>;
