@@ -6,6 +6,7 @@ import { registerAgentSyncCommands } from './commands/agent-sync.js';
 import { registerBusCommands } from './commands/bus.js';
 import { registerDashboardCommands } from './commands/dashboard.js';
 import { registerMcpCommands } from './commands/mcp.js';
+import { registerNekoCommands } from './commands/neko.js';
 import { registerIgniteCommands } from './commands/ignite.js';
 import { registerUpCommand } from './commands/up.js';
 import { registerYadonCommands } from './commands/yadon.js';
@@ -30,6 +31,7 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
   registerYadonCommands(program, ctx);
   registerMcpCommands(program, ctx);
   registerIgniteCommands(program, ctx);
+  registerNekoCommands(program, ctx);
   return program;
 }
 
