@@ -55,7 +55,7 @@ function mailboxLine(box: MailboxCounts | undefined): HTMLElement {
 function card(agent: Agent, state: PageState, box: MailboxCounts | undefined, nowMs: number): HTMLElement {
   const node = el(
     'article',
-    { class: `agent-card state-${agent.state}`, data: { agent: agent.name } },
+    { class: `agent-card state-${agent.state}`, data: { agent: agent.name, key: `agent:${agent.name}` } },
     el(
       'header',
       { class: 'agent-head' },

@@ -49,10 +49,43 @@ export function append(parent: Node, children: readonly Child[]): void {
   }
 }
 
-/** Replaces every child of `parent`. */
+/**
+ * Makes `children` the children of `parent`, keeping every current child that is equal to its
+ * replacement (`isEqualNode`; matched by `data-key` when it has one, else by position). Kept nodes
+ * stay in the document, so a button under the pointer survives a refresh and a row's entry animation
+ * plays once; only what changed is replaced.
+ */
 export function replaceChildren(parent: Element, ...children: readonly Child[]): void {
-  parent.replaceChildren();
-  append(parent, children);
+  const keyed = new Map<string, ChildNode>();
+  parent.childNodes.forEach((node) => {
+    const key = keyOf(node);
+    if (key !== undefined) keyed.set(key, node);
+  });
+  let at: ChildNode | null = parent.firstChild;
+  for (const fresh of toNodes(children)) {
+    const key = keyOf(fresh);
+    const candidate = key === undefined ? at : keyed.get(key);
+    if (key !== undefined) keyed.delete(key);
+    const node =
+      candidate !== null && candidate !== undefined && candidate.isEqualNode(fresh) ? candidate : fresh;
+    if (node === at) at = at.nextSibling;
+    else parent.insertBefore(node, at);
+  }
+  while (at !== null) {
+    const next: ChildNode | null = at.nextSibling;
+    at.remove();
+    at = next;
+  }
+}
+
+function keyOf(node: Node): string | undefined {
+  return node instanceof HTMLElement ? node.dataset.key : undefined;
+}
+
+function toNodes(children: readonly Child[]): Node[] {
+  return children.flatMap((c) =>
+    c === null || c === undefined || c === false ? [] : [typeof c === 'object' ? c : text(c)],
+  );
 }
 
 function text(value: string | number): Text {

@@ -15,7 +15,10 @@ function who(name: string): HTMLElement {
 function row(r: MessageRow): HTMLElement {
   return el(
     'div',
-    { class: `log-row status-${r.status}`, data: { message: r.messageId, cursor: String(r.cursor) } },
+    {
+      class: `log-row status-${r.status}`,
+      data: { message: r.messageId, cursor: String(r.cursor), key: `${r.mailbox}/${r.messageId}` },
+    },
     el('time', { class: 'log-time', title: new Date(r.at).toLocaleString() }, formatClock(r.at)),
     el(
       'span',

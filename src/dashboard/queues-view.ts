@@ -57,7 +57,7 @@ export function renderQueues(
       ...boxes.map((b) =>
         el(
           'tr',
-          { data: { mailbox: b.mailbox } },
+          { data: { mailbox: b.mailbox, key: `box:${b.mailbox}` } },
           el('td', { class: 'mono', title: b.mailbox }, clip(b.mailbox, 24)),
           el('td', { class: 'num' }, String(b.ready)),
           el('td', { class: 'num' }, String(b.delayed)),
@@ -119,7 +119,7 @@ export function renderDeadLetters(
         const isBusy = busy.has(`dead:${d.envelope.id}`);
         return el(
           'li',
-          { class: 'dead', data: { message: d.envelope.id } },
+          { class: 'dead', data: { message: d.envelope.id, key: `dead:${d.mailbox}/${d.envelope.id}` } },
           el(
             'div',
             { class: 'dead-top' },

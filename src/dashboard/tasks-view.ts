@@ -32,7 +32,7 @@ function taskRow(task: Task, nowMs: number, isBusy: boolean, actions: TaskAction
   const began = task.startedAt ?? task.createdAt;
   return el(
     'li',
-    { class: `task task-${task.state}`, data: { task: task.id } },
+    { class: `task task-${task.state}`, data: { task: task.id, key: `task:${task.id}` } },
     el(
       'div',
       { class: 'task-top' },

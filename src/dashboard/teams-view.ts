@@ -66,7 +66,7 @@ function teamCard(team: Team, nowMs: number): HTMLElement {
   const history = team.history.slice(-HISTORY_SHOWN);
   return el(
     'article',
-    { class: 'team-card', data: { team: team.id } },
+    { class: 'team-card', data: { team: team.id, key: `team:${team.id}` } },
     el(
       'header',
       { class: 'team-head' },
