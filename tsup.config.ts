@@ -12,7 +12,7 @@ export default defineConfig([
     platform: 'node',
     splitting: true,
     sourcemap: true,
-    clean: ['!dashboard/**', '!ignite-mime.js*', '!ignite-send.js*'],
+    clean: ['!dashboard/**', '!ignite-mime.cjs*', '!ignite-send.cjs*'],
     dts: false,
     banner: { js: '#!/usr/bin/env node' },
   },
@@ -33,9 +33,9 @@ export default defineConfig([
   },
   {
     // IGNITE's per-message tools (agents call them from their shells once per message): one self-contained
-    // file each, node built-ins only, no shared chunks to resolve, so they start like `node -e 0`.
+    // CommonJS file each (no ESM loader, no shared chunks), node built-ins only, so they start like `node -e 0`.
     entry: { 'ignite-mime': 'src/cli/ignite-mime-main.ts', 'ignite-send': 'src/cli/ignite-send-main.ts' },
-    format: ['esm'],
+    format: ['cjs'],
     target: 'node20',
     platform: 'node',
     splitting: false,

@@ -9,15 +9,15 @@ export interface ToolCommands {
 }
 
 /**
- * How to run the lean tool entries of this installation: `node dist/ignite-send.js` when running from the
+ * How to run the lean tool entries of this installation: `node dist/ignite-send.cjs` when running from the
  * build, else `node --import tsx src/cli/ignite-send-main.ts` (a source checkout, as in tests).
  */
 export function toolCommands(): ToolCommands {
   const built = (name: string): string | undefined => {
     // Bundled: this module is a chunk in dist/, beside the tool entries.
-    const path = fileURLToPath(new URL(`./${name}.js`, import.meta.url));
+    const path = fileURLToPath(new URL(`./${name}.cjs`, import.meta.url));
     if (existsSync(path)) return path;
-    const up = fileURLToPath(new URL(`../${name}.js`, import.meta.url));
+    const up = fileURLToPath(new URL(`../${name}.cjs`, import.meta.url));
     return existsSync(up) && up.includes('/dist/') ? up : undefined;
   };
   const source = (file: string): string[] => {
