@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { MusubiError } from '../../core/errors.js';
 import type { CliContext } from '../cli-context.js';
 
 function port(value: string): number {
@@ -149,6 +150,6 @@ function parseJsonFlag(flag: string, value: unknown): unknown {
   try {
     return JSON.parse(value) as unknown;
   } catch {
-    throw new InvalidArgumentError(`${flag} must be JSON, got '${value}'`);
+    throw new MusubiError('USAGE_INVALID', `${flag} must be JSON, got '${value}'`);
   }
 }
