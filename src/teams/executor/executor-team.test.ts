@@ -343,4 +343,23 @@ describe('ExecutorTeam', () => {
     expect(await t.analyze(turn('x'))).toBeNull();
     expect(notes).toEqual(['💥 Agent后台任务异常: the bus is closed']);
   });
+
+  it('assesses concurrent requests of different sessions one at a time', async () => {
+    let active = 0;
+    let peak = 0;
+    const runner = new FakeAgentRunner(async () => {
+      peak = Math.max(peak, ++active);
+      await new Promise((r) => setTimeout(r, 20));
+      active--;
+      return { text: '{"hook": {"can_execute": false}}' };
+    });
+    const hook = new FakeChannel({ id: 'hook', group: 'openclaw' });
+    const t = await makeTeam([hook], runner);
+    await Promise.all([
+      t.analyze(turn('a', { sessionKey: 'one' })),
+      t.analyze(turn('b', { sessionKey: 'two' })),
+    ]);
+    expect(runner.inputs).toHaveLength(2);
+    expect(peak).toBe(1);
+  });
 });
