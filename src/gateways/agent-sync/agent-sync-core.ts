@@ -1,4 +1,6 @@
+import type { AgentDirectory } from '../../bus/agent-directory.js';
 import type { Bus } from '../../bus/bus.types.js';
+import { isMailboxName } from '../../core/names.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { RoundsTeam } from '../../teams/rounds/rounds-team.js';
@@ -54,6 +56,8 @@ export interface AgentSyncCoreOptions {
   readonly isFresh: boolean;
   /** How often parked listens look for mail other gateways put into their bus mailbox. */
   readonly foreignCheckMs: number;
+  /** Where joined agents are recorded as attached through agent_sync (other gateways then hand them their mail). */
+  readonly directory?: Pick<AgentDirectory, 'update'>;
 }
 
 export type { CommandOutcome } from './command-context.js';
@@ -210,6 +214,7 @@ export class AgentSyncCore {
       staleAfterMs: this.#options.staleAfterMs,
       isWaiting: (name) => this.#listens.isWaiting(stringAddress(name).key),
       touch: (name) => this.#touch(name),
+      attached: (name) => this.#attached(name),
       deliver,
       announce: (change) => this.#announce(change, deliver),
     };
@@ -223,6 +228,15 @@ export class AgentSyncCore {
     await this.#options.bus
       .publish({ type: 'team.phase_changed', data })
       .catch((err: unknown) => this.#log.warn({ err }, 'could not publish the phase change'));
+  }
+
+  async #attached(name: string): Promise<void> {
+    const directory = this.#options.directory;
+    // Names that are no bus mailbox have private mailboxes no other gateway can deliver to.
+    if (directory === undefined || !isMailboxName(name)) return;
+    await directory
+      .update(name, { protocol: 'agent-sync', state: 'idle' })
+      .catch((err: unknown) => this.#log.warn({ err, agentId: name }, 'agent directory not updated'));
   }
 
   #touch(name: JsonValue | undefined): void {

@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import type { AgentDirectory } from '../../bus/agent-directory.js';
 import type { Bus } from '../../bus/bus.types.js';
 import type { Clock } from '../../core/clock.js';
 import { MusubiError } from '../../core/errors.js';
@@ -37,6 +38,8 @@ export interface AgentSyncGatewayOptions {
   readonly teamId?: string;
   /** How often parked listens check for mail delivered by other gateways (default 1 s). */
   readonly foreignCheckMs?: number;
+  /** Records each joined agent as attached through agent_sync (docs/bridging.md); default: not recorded. */
+  readonly directory?: Pick<AgentDirectory, 'update'>;
 }
 
 function isLoopback(host: string): boolean {
@@ -149,6 +152,7 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
             staleAfterMs: options.staleAfterMs ?? AGENT_SYNC_DEFAULT_STALE_AFTER_MS,
             isFresh: options.isFresh ?? false,
             foreignCheckMs: options.foreignCheckMs ?? DEFAULT_FOREIGN_CHECK_MS,
+            ...(options.directory !== undefined && { directory: options.directory }),
           }),
         ),
       );

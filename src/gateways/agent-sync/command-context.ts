@@ -21,6 +21,8 @@ export interface CommandContext {
   isWaiting(name: string): boolean;
   /** Marks `name` as seen now, if it is a joined agent. */
   touch(name: JsonValue | undefined): void;
+  /** Records in the agent directory that `name` is attached through agent_sync (best effort). */
+  attached(name: string): Promise<void>;
   /**
    * Enqueues one item to each target in order (a target listed twice receives it twice). Waiting
    * listens are served once the command has finished.

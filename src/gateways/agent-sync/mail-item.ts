@@ -1,5 +1,7 @@
 import type { Envelope, EnvelopeInput } from '../../core/envelope.js';
 import { isMailboxName } from '../../core/names.js';
+import { agentSyncTextOf } from '../bridging/agent-sync-text.js';
+import { ORIGIN_HEADER, originHeaders } from '../bridging/origin-protocol.js';
 import { JsonNumber, isJsonObject, parseJson, type JsonValue } from './json-value.js';
 import { pyJson } from './py-json.js';
 
@@ -47,21 +49,22 @@ export function itemEnvelope(to: string, item: MailItem, rendered: RenderedItem)
   const isFromPlain = typeof from === 'string' && isMailboxName(from);
   const isTypePlain = typeof type === 'string' && MESSAGE_TYPE.test(type);
   if (isFromPlain && isTypePlain && typeof text === 'string' && !LONE_SURROGATE.test(text)) {
-    return { from, to, type, body: text, createdAt: item.tsMs };
+    return { from, to, type, body: text, headers: originHeaders('agent-sync'), createdAt: item.tsMs };
   }
   return {
     from: isFromPlain ? from : 'agent-sync',
     to,
     type: isTypePlain ? type : 'message',
     body: rendered.json,
-    headers: { [ITEM_HEADER]: 'json' },
+    headers: { [ITEM_HEADER]: 'json', [ORIGIN_HEADER]: 'agent-sync' },
     createdAt: item.tsMs,
   };
 }
 
 /**
  * How a bus envelope appears in a listen reply: its JSON item when it carries one, else
- * `{from, type, text: body, ts: createdAt}` (also for mail from other gateways).
+ * `{from, type, text, ts: createdAt}` with text = the body (mail from other gateways: see
+ * bridging/agent-sync-text.ts).
  */
 export function envelopeItem(envelope: Envelope): RenderedItem {
   if (envelope.headers[ITEM_HEADER] === 'json') {
@@ -70,10 +73,5 @@ export function envelopeItem(envelope: Envelope): RenderedItem {
       return { json: envelope.body, bytes: Buffer.byteLength(envelope.body, 'utf8') };
     }
   }
-  return renderItem({
-    from: envelope.from,
-    type: envelope.type,
-    text: envelope.body,
-    tsMs: envelope.createdAt,
-  });
+  return renderItem({ ...agentSyncTextOf(envelope), tsMs: envelope.createdAt });
 }

@@ -25,6 +25,7 @@ export const join: CommandHandler = async (request, ctx) => {
   if (typeof agent !== 'string') return refused;
   const result = await ctx.team.join(agent);
   if (!result.ok) return refused;
+  await ctx.attached(agent);
   const { phase, round, implementer } = result.state;
   return okReply({ message: `Joined as ${agent}`, phase, round, implementer });
 };

@@ -6,6 +6,7 @@ import { BodyFields } from './body-fields.js';
 import { runTurn } from './delivery-turn.js';
 import { backoffMs, handleFailure, retryCountOf } from './failure-path.js';
 import { materialiseForeign } from './foreign-delivery.js';
+import { handOffDelivery } from './hand-off.js';
 import { IgnitePaths } from './ignite-paths.js';
 import type { LeaderGate } from './leader-gate.js';
 import { MimeEditor, updateStatusText } from './mime/mime-edit.js';
@@ -87,6 +88,11 @@ export class AgentWorker {
     while (!signal.aborted) {
       await gate.waitOpen(signal);
       if (signal.aborted) break;
+      if (await ctx.isAttachedElsewhere(this.agent)) {
+        // The gateway the agent is attached through takes its mail; look again a poll interval later.
+        await this.#pause(ctx.settings().pollIntervalMs);
+        continue;
+      }
       let delivery: Delivery | null = null;
       try {
         delivery = await ctx.bus.receive(this.agent, {
@@ -110,6 +116,20 @@ export class AgentWorker {
         );
       }
     }
+  }
+
+  /** Waits `ms`, or less when the worker stops. */
+  #pause(ms: number): Promise<void> {
+    const signal = this.#stop.signal;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        timer.cancel();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = this.#o.ctx.clock.setTimer(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   #renewLease(delivery: Delivery): () => void {
@@ -164,6 +184,8 @@ export class AgentWorker {
 
   async #handle(delivery: Delivery): Promise<void> {
     const { ctx } = this.#o;
+    if (await ctx.isAttachedElsewhere(this.agent))
+      return ctx.lane(this.agent, () => handOffDelivery(ctx, this.agent, delivery));
     const name = delivery.envelope.headers[FILE_HEADER];
     if (name === undefined) {
       await materialiseForeign(ctx, this.agent, delivery);

@@ -1,6 +1,5 @@
 import type { Delivery } from '../../store/store.js';
-import { isSendableType } from './agent-names.js';
-import { hasLineBreak, toLf } from './mime/header-text.js';
+import { igniteMessageOf } from '../bridging/ignite-message.js';
 import { buildMime } from './mime/mime-build.js';
 import { writeNewQueueFile } from './mime/queue-file-writer.js';
 import type { MonitorContext } from './monitor-context.js';
@@ -8,8 +7,9 @@ import type { MonitorContext } from './monitor-context.js';
 /**
  * Materialises a bus message that another gateway addressed to an IGNITE agent as a `build`-format file
  * in the agent's queue root (spec/ignite.md 4.9): From = sender, To = agent, X-IGNITE-Type = envelope
- * type, priority, thread, body = the envelope body. The file is then discovered and delivered like any
- * other; the bus message is acked once the file exists (at-least-once: a crash in between writes it again).
+ * type, priority, thread, and a YAML body (bridging/ignite-message.ts: a YAML mapping as it is, other text
+ * as body field `message`). The file is then discovered and delivered like any other; the bus message is
+ * acked once the file exists (at-least-once: a crash in between writes it again).
  */
 export async function materialiseForeign(
   ctx: MonitorContext,
@@ -17,16 +17,10 @@ export async function materialiseForeign(
   delivery: Delivery,
 ): Promise<string> {
   const e = delivery.envelope;
-  const type = isSendableType(e.type) && !hasLineBreak(e.type) ? e.type : 'message';
+  const message = igniteMessageOf(e);
+  const type = message.type;
   const content = buildMime(
-    {
-      from: e.from,
-      to: [agent],
-      type,
-      priority: e.priority,
-      body: toLf(e.body),
-      ...(e.thread !== undefined && !hasLineBreak(e.thread) ? { threadId: e.thread } : {}),
-    },
+    { from: e.from, to: [agent], ...message },
     { nowMs: ctx.clock.now(), pid: ctx.pid },
   );
   const path = await writeNewQueueFile({

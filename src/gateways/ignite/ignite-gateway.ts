@@ -51,6 +51,11 @@ export interface IgniteGatewayOptions {
   /** Jitter source in [0, 1); default Math.random. */
   readonly random?: () => number;
   readonly pid?: number;
+  /**
+   * True when an agent is attached through another gateway (bridging/attachment.ts over the agent
+   * directory): its files then go to its bus mailbox instead of an IGNITE turn. Default: never.
+   */
+  readonly isAttachedElsewhere?: (agent: string) => Promise<boolean>;
 }
 
 /** The IGNITE gateway: a Gateway plus reload and a status snapshot. */
@@ -108,6 +113,11 @@ export function createIgniteGateway(options: IgniteGatewayOptions): IgniteGatewa
         .catch((err: unknown) => logger.debug({ err }, 'event not published'));
     },
     markComplete: (agent, name) => discovery.markComplete(agent, name),
+    isAttachedElsewhere: async (agent) =>
+      (await options.isAttachedElsewhere?.(agent).catch((err: unknown) => {
+        logger.warn({ agent, err }, 'cannot tell where the agent is attached; delivering here');
+        return false;
+      })) ?? false,
     lane: (agent, fn) => {
       const run = (lanes.get(agent) ?? Promise.resolve()).then(fn, fn);
       lanes.set(

@@ -46,4 +46,9 @@ export interface MonitorContext {
   lane<T>(agent: string, fn: () => Promise<T>): Promise<T>;
   /** Moves a retrying file back into its queue root at `atMs` (spec 4.6). */
   scheduleMoveBack(agent: string, name: string, atMs: number): void;
+  /**
+   * True when `agent` is attached through another gateway: its files are handed to its mailbox instead
+   * of delivered here (hand-off.ts). Resolves false when that cannot be read.
+   */
+  isAttachedElsewhere(agent: string): Promise<boolean>;
 }

@@ -4,6 +4,7 @@ import { priorityRank, PRIORITIES, type Priority } from '../../core/envelope.js'
 import { isMailboxName } from '../../core/names.js';
 import type { Timer } from '../../core/clock.js';
 import { isQueueAgentDir } from './agent-names.js';
+import { handOffFile } from './hand-off.js';
 import type { MonitorContext } from './monitor-context.js';
 import { CANONICAL_NAME_PATTERN, nameStamp } from './mime/queue-file-name.js';
 import { readMessageFile } from './queue-file-io.js';
@@ -163,9 +164,15 @@ export class QueueDiscovery {
         (a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : 0) ||
         (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
     );
+    const isElsewhere = ready.length > 0 && (await this.#ctx.isAttachedElsewhere(agent));
     for (const { name } of ready) {
       const file = loaded.get(name);
       if (file === undefined || this.#isClosed) continue;
+      if (isElsewhere) {
+        const message = file.message;
+        await this.#ctx.lane(agent, () => handOffFile(this.#ctx, agent, { name, message, where: 'root' }));
+        continue;
+      }
       const envelope = mirrorEnvelope(agent, name, file.message, this.#ctx.clock.now());
       await this.#ctx.mirror.add({ ...envelope, to: agent }, name);
       this.#complete.delete(`${agent}/${name}`);

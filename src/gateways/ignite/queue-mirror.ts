@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Bus } from '../../bus/bus.types.js';
 import { MAX_BODY_BYTES, PRIORITIES, type EnvelopeInput, type Priority } from '../../core/envelope.js';
 import { isMailboxName } from '../../core/names.js';
+import { ORIGIN_HEADER } from '../bridging/origin-protocol.js';
 import type { ParsedMime } from './mime/mime-parse.js';
 import { nameStamp } from './mime/queue-file-name.js';
 
@@ -40,7 +41,10 @@ export function mirrorEnvelope(
   const type = h.get('X-IGNITE-Type') ?? '';
   const thread = h.get('X-IGNITE-Thread-ID') ?? '';
   const stamp = nameStamp(name);
-  const headers: Record<string, string> = { [FILE_HEADER]: name.slice(0, MAX_HEADER) };
+  const headers: Record<string, string> = {
+    [FILE_HEADER]: name.slice(0, MAX_HEADER),
+    [ORIGIN_HEADER]: 'ignite',
+  };
   const keep = (key: string, value: string | undefined): void => {
     if (value !== undefined && value !== '' && !/[\r\n\0]/.test(value))
       headers[key] = value.slice(0, MAX_HEADER);

@@ -11,9 +11,9 @@ import {
   type TaskInput,
   type TaskOutcome,
 } from '../../teams/three-phase/result-doc.js';
+import { yadonResultEnvelope, yadonTaskOf } from '../bridging/yadon-task.js';
 import { CONNECTION_ERROR_PREFIX } from './agent-request.js';
 import { keepLeaseAlive } from './lease-keeper.js';
-import { pyDumps } from './py-json.js';
 import { decodeTaskMessage, encodeTaskMessage, SOCKET_TASK_TYPE } from './task-message.js';
 import { DEFAULT_RETENTION_MS, TaskRecords } from './task-records.js';
 
@@ -197,7 +197,8 @@ export class TaskQueue {
       if (input === null || input === undefined) return null;
       return { task: input, submission: envelope.id, hasStoredInput: body?.input === undefined };
     }
-    if (envelope.type === 'result') return null; // a reply addressed to this agent is not a task
+    const task = yadonTaskOf(envelope, this.#o.defaultProjectDir);
+    if (task === null) return null; // a reply addressed to this agent is not a task
     const record = await this.#records.get(envelope.id);
     if (
       record !== null &&
@@ -206,7 +207,6 @@ export class TaskQueue {
     ) {
       return null;
     }
-    const task = { id: envelope.id, instruction: envelope.body, projectDir: this.#o.defaultProjectDir };
     return { task, submission: envelope.id, replyTo: envelope.from };
   }
 
@@ -286,13 +286,9 @@ export class TaskQueue {
     if (claimed.hasStoredInput === true) await this.#records.dropInput(submission);
     if (claimed.replyTo === undefined) return;
     await this.#o.bus
-      .send({
-        to: claimed.replyTo,
-        from: this.#o.agent,
-        type: 'result',
-        thread: submission,
-        body: pyDumps(doc),
-      })
+      .send(
+        yadonResultEnvelope({ agent: this.#o.agent, to: claimed.replyTo, taskMessageId: submission, doc }),
+      )
       .catch((err: unknown) => this.#log.error({ err, taskId: task.id }, 'could not send the result back'));
   }
 }
