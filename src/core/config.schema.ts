@@ -51,7 +51,12 @@ const httpTokenSchema = z
   .regex(/^[A-Za-z0-9._~+/=-]{16,512}$/, 'token must be 16-512 characters of A-Z a-z 0-9 . _ ~ + / = -');
 
 const httpSchema = listenerSchema
-  .extend({ port: port.default(DEFAULT_HTTP_PORT), token: httpTokenSchema.optional() })
+  .extend({
+    // The dashboard is on unless turned off: naming only a port or token must not switch it off.
+    enabled: z.boolean().default(true),
+    port: port.default(DEFAULT_HTTP_PORT),
+    token: httpTokenSchema.optional(),
+  })
   .refine((h) => isLoopbackHost(h.host) || h.token !== undefined, {
     message: 'binding the HTTP gateway beyond loopback requires gateways.http.token',
     path: ['token'],

@@ -21,10 +21,14 @@ import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { parseStoreUrl } from './open-store.js';
 import type { HubRunners } from './hub-runners.js';
+import type { TaskRegistry } from '../tasks/task-registry.js';
+import { createRegistryTaskSource } from '../gateways/http/registry-task-source.js';
+import { createRoundsTeamSource } from '../gateways/http/rounds-team-source.js';
 
 /** Everything the gateways of one hub are built from. */
 export interface GatewayDeps {
   readonly bus: Bus;
+  readonly tasks: TaskRegistry;
   readonly config: Config;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -47,6 +51,8 @@ function httpGateway(d: GatewayDeps): Gateway | undefined {
     port: http.port,
     ...(http.token !== undefined && { token: http.token }),
     urlFile: urlFilePath({ cwd: d.cwd, ...(store.kind === 'sqlite' && { sqliteFile: store.path }) }),
+    tasks: createRegistryTaskSource(d.tasks),
+    teams: [createRoundsTeamSource(d.bus.kv)],
   });
 }
 

@@ -6,6 +6,7 @@ import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import type { Gateway } from '../gateways/gateway.js';
 import type { Store } from '../store/store.js';
+import { TaskRegistry } from '../tasks/task-registry.js';
 import { openStore } from './open-store.js';
 
 /** Collaborators of {@link startHub}. */
@@ -16,15 +17,26 @@ export interface StartHubOptions {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   /** Builds the gateways the config enables; called once the bus is up. */
-  readonly gateways?: (deps: { bus: Bus; config: Config; logger: Logger; clock: Clock }) => Gateway[];
+  readonly gateways?: (deps: {
+    bus: Bus;
+    tasks: TaskRegistry;
+    config: Config;
+    logger: Logger;
+    clock: Clock;
+  }) => Gateway[];
 }
 
 /** A running hub: store, bus and gateways, closed in reverse order of startup. */
 export interface Hub extends AsyncDisposable {
   readonly store: Store;
   readonly bus: Bus;
+  /** The one task registry every team and the dashboard share. */
+  readonly tasks: TaskRegistry;
   readonly gateways: readonly Gateway[];
-  /** Stops gateways, then closes the bus, then the store. Idempotent; runs every step even if one fails. */
+  /**
+   * Stops gateways, then the task registry's timers, then closes the bus, then the store. Idempotent;
+   * runs every step even if one fails.
+   */
   close(): Promise<void>;
 }
 
@@ -65,13 +77,15 @@ export async function startHub(options: StartHubOptions): Promise<Hub> {
     logger: logger.child({ component: 'bus' }),
     config: config.bus,
   });
-  const gateways = options.gateways?.({ bus, config, logger, clock }) ?? [];
+  const tasks = new TaskRegistry({ bus, clock, logger: logger.child({ component: 'tasks' }) });
+  let gateways: Gateway[] = [];
   const started: Gateway[] = [];
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= runAll(
       [
         ...[...started].reverse().map((g) => [`gateway.${g.name}`, () => g.stop()] as const),
+        ['tasks', () => tasks.close()],
         ['bus', () => bus.close()],
         ['store', () => store.close()],
       ],
@@ -80,6 +94,7 @@ export async function startHub(options: StartHubOptions): Promise<Hub> {
     return closing;
   };
   try {
+    gateways = options.gateways?.({ bus, tasks, config, logger, clock }) ?? [];
     for (const gateway of gateways) {
       await gateway.start();
       started.push(gateway);
@@ -90,5 +105,5 @@ export async function startHub(options: StartHubOptions): Promise<Hub> {
     throw err;
   }
   logger.info({ store: store.kind }, 'hub started');
-  return { store, bus, gateways: started, close, [Symbol.asyncDispose]: close };
+  return { store, bus, tasks, gateways: started, close, [Symbol.asyncDispose]: close };
 }

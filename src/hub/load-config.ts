@@ -49,6 +49,8 @@ const ENV_OVERRIDES: ReadonlyArray<{ name: string; path: readonly string[]; kind
   { name: 'MUSUBI_LEASE_MS', path: ['bus', 'leaseMs'], kind: 'int' },
   { name: 'MUSUBI_MAX_ATTEMPTS', path: ['bus', 'retry', 'maxAttempts'], kind: 'int' },
   { name: 'MUSUBI_POLL_INTERVAL_MS', path: ['bus', 'pollIntervalMs'], kind: 'int' },
+  { name: 'MUSUBI_HTTP_PORT', path: ['gateways', 'http', 'port'], kind: 'int' },
+  { name: 'MUSUBI_HTTP_TOKEN', path: ['gateways', 'http', 'token'], kind: 'string' },
 ];
 
 async function readConfigFile(options: LoadConfigOptions): Promise<Json> {

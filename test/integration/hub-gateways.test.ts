@@ -51,9 +51,10 @@ describe('hub - gateways from config', () => {
       logger,
       clock,
       ids,
-      gateways: ({ bus }) =>
+      gateways: ({ bus, tasks }) =>
         buildGateways({
           bus,
+          tasks,
           config,
           logger,
           clock,

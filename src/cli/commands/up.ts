@@ -63,9 +63,10 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
         logger,
         clock,
         ids,
-        gateways: ({ bus }) =>
+        gateways: ({ bus, tasks }) =>
           buildGateways({
             bus,
+            tasks,
             config,
             logger,
             clock,
@@ -83,11 +84,7 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
         const shown =
           address.kind === 'tcp' ? `${address.host}:${address.port}` : `${address.kind} ${address.path}`;
         ctx.stdout.write(`  ${g.name}: ${shown}\n`);
-        if (g.name === 'http' && address.kind === 'tcp') {
-          ctx.stdout.write(
-            `  dashboard: http://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}/\n`,
-          );
-        }
+        if ('url' in g && typeof g.url === 'function') ctx.stdout.write(`  dashboard: ${String(g.url())}\n`);
       }
       await waitForStopSignal();
       ctx.stdout.write('musubi hub stopping\n');

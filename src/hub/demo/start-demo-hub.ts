@@ -1,0 +1,130 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentBackend, AgentRunner } from '../../agents/agent-runner.js';
+import type { ChildReaper } from '../../agents/process/child-reaper.js';
+import { AgentDirectory } from '../../bus/agent-directory.js';
+import type { Clock } from '../../core/clock.js';
+import type { Config } from '../../core/config.schema.js';
+import { MusubiError } from '../../core/errors.js';
+import type { IdGenerator } from '../../core/ids.js';
+import type { Logger } from '../../core/logger.js';
+import { MANAGER_NAME, workerName } from '../../gateways/yadon/yadon-paths.js';
+import { startHub, type Hub } from '../hub.js';
+import type { AgentSyncTarget } from './agent-sync-call.js';
+import { DEMO_TEAM, DEMO_WORKERS, type DemoPaths } from './demo-config.js';
+import { demoTaskSource, demoTeamSource } from './demo-dashboard.js';
+import { buildDemoGateways, type DemoGateways } from './demo-gateways.js';
+import type { DemoProgress } from './demo-progress.js';
+import { createDemoRunners, type InjectedFault } from './demo-runners.js';
+import type { TurnObserver } from './turn-hooks.js';
+import type { YadonPhaseTracker } from './yadon-phase-tracker.js';
+
+/** The running demo hub and what the team needs from it. */
+export interface DemoHub extends AsyncDisposable {
+  readonly hub: Hub;
+  readonly directory: AgentDirectory;
+  readonly runnerFor: (agent: string) => AgentRunner;
+  /** The yadon socket folder (a private temporary folder: socket paths must stay short). */
+  readonly socketDir: string;
+  readonly agentSync: AgentSyncTarget;
+  readonly dashboardUrl: string;
+  /** Stops the hub (gateways, bus, store), then removes the socket folder. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startDemoHub}. */
+export interface StartDemoHubOptions {
+  readonly config: Config;
+  readonly cwd: string;
+  readonly paths: DemoPaths;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly reaper: ChildReaper;
+  readonly backend: AgentBackend;
+  readonly dashboardPort: number;
+  readonly progress: DemoProgress;
+  readonly goal: string;
+  readonly tracker: YadonPhaseTracker;
+  readonly fault: InjectedFault;
+}
+
+function tcpTarget(gateways: DemoGateways): AgentSyncTarget {
+  const address = gateways.agentSync.address();
+  if (address.kind !== 'tcp') throw new MusubiError('INTERNAL', 'agent_sync gateway is not on TCP');
+  return { host: address.host, port: address.port };
+}
+
+/**
+ * Starts the demo's hub: SQLite store in the state folder, the bus, and the dashboard, yadon and
+ * agent_sync gateways, with one runner per team member (the chosen backend, the injected fault, and
+ * observers feeding the agent directory and the yadon phase tracker). Rejects with the hub's start
+ * error after closing what was started.
+ */
+export async function startDemoHub(o: StartDemoHubOptions): Promise<DemoHub> {
+  const socketDir = await mkdtemp(join(tmpdir(), 'musubi-demo-'));
+  const observers: Record<string, TurnObserver> = { [MANAGER_NAME]: o.tracker.manager };
+  for (let n = 1; n <= DEMO_WORKERS; n++) observers[workerName(n)] = o.tracker.worker(workerName(n));
+  let built:
+    { gateways: DemoGateways; directory: AgentDirectory; runnerFor: (a: string) => AgentRunner } | undefined;
+  let hub: Hub;
+  try {
+    hub = await startHub({
+      config: o.config,
+      cwd: o.cwd,
+      logger: o.logger,
+      clock: o.clock,
+      ids: o.ids,
+      gateways: ({ bus }) => {
+        const directory = new AgentDirectory({ bus, clock: o.clock });
+        const runnerFor = createDemoRunners({
+          backend: o.backend,
+          env: o.env,
+          reaper: o.reaper,
+          directory,
+          logger: o.logger,
+          observers,
+          fault: o.fault,
+        });
+        const gateways = buildDemoGateways({
+          bus,
+          logger: o.logger,
+          clock: o.clock,
+          ids: o.ids,
+          paths: o.paths,
+          socketDir,
+          dashboardPort: o.dashboardPort,
+          runnerFor,
+          tasks: demoTaskSource(o.progress),
+          teams: [
+            demoTeamSource({ progress: o.progress, members: DEMO_TEAM.map((m) => m.name), goal: o.goal }),
+          ],
+        });
+        built = { gateways, directory, runnerFor };
+        return [...gateways.all];
+      },
+    });
+  } catch (err) {
+    await rm(socketDir, { recursive: true, force: true });
+    throw err;
+  }
+  if (built === undefined) throw new MusubiError('INTERNAL', 'the demo hub started without its gateways');
+  const { gateways, directory, runnerFor } = built;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= hub.close().finally(() => rm(socketDir, { recursive: true, force: true }));
+    return closing;
+  };
+  return {
+    hub,
+    directory,
+    runnerFor,
+    socketDir,
+    agentSync: tcpTarget(gateways),
+    dashboardUrl: gateways.http.url(),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
