@@ -14,7 +14,9 @@ const files = readdirSync(here)
 let failed = 0;
 for (const file of files) {
   console.log(`\n## ${file}\n`);
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join(here, file)], { stdio: 'inherit' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join(here, file)], {
+    stdio: 'inherit',
+  });
   if (run.status !== 0) {
     failed++;
     console.error(`bench: ${file} failed (exit ${String(run.status ?? run.signal)})`);

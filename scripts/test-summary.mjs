@@ -11,6 +11,7 @@ try {
   process.exit(1);
 }
 const passed = Number(report.numPassedTests ?? 0);
-const failed = Number(report.numFailedTests ?? 0) + (report.success === false && report.numFailedTests === 0 ? 1 : 0);
+const failed =
+  Number(report.numFailedTests ?? 0) + (report.success === false && report.numFailedTests === 0 ? 1 : 0);
 const skipped = Number(report.numPendingTests ?? 0) + Number(report.numTodoTests ?? 0);
 console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);

@@ -11,7 +11,14 @@ const deps = { clock, ids: createIdGenerator(clock) };
 describe('envelope', () => {
   it('fills id, priority, headers, body, createdAt and attempt when created from minimal input', () => {
     const e = createEnvelope({ from: 'lead', to: 'worker-1', type: 'task' }, deps);
-    expect(e).toMatchObject({ from: 'lead', to: 'worker-1', priority: 'normal', headers: {}, body: '', attempt: 0 });
+    expect(e).toMatchObject({
+      from: 'lead',
+      to: 'worker-1',
+      priority: 'normal',
+      headers: {},
+      body: '',
+      attempt: 0,
+    });
     expect(e.createdAt).toBe(clock.now());
     expect(parseEnvelope(e)).toEqual(e);
   });
@@ -41,11 +48,16 @@ describe('names', () => {
     expect(assertMailboxName(name)).toBe(name);
   });
 
-  it.each(['', '../x', 'a/b', '.x', '-x', 'a\0b', 'a b', 'A'.repeat(129), 42])('rejects mailbox name %j', (name) => {
-    expect(() => assertMailboxName(name)).toThrow(/MAILBOX_NAME_INVALID|invalid mailbox name/);
-  });
+  it.each(['', '../x', 'a/b', '.x', '-x', 'a\0b', 'a b', 'A'.repeat(129), 42])(
+    'rejects mailbox name %j',
+    (name) => {
+      expect(() => assertMailboxName(name)).toThrow(/MAILBOX_NAME_INVALID|invalid mailbox name/);
+    },
+  );
 
-  it.each(['rounds/phase', 'task.1', 'a=b'])('accepts KV key %s', (key) => expect(assertKvKey(key)).toBe(key));
+  it.each(['rounds/phase', 'task.1', 'a=b'])('accepts KV key %s', (key) =>
+    expect(assertKvKey(key)).toBe(key),
+  );
   it.each(['', '.a', 'a.', 'a..b', 'a b', 'x'.repeat(256)])('rejects KV key %j', (key) => {
     expect(() => assertKvKey(key)).toThrow(/invalid key/);
   });

@@ -167,7 +167,10 @@ export interface Store extends AsyncDisposable {
   /** Events with cursor > `after` (default 0: from the start), oldest first, at most `limit`. */
   readEvents(options?: { readonly after?: number; readonly limit?: number }): Promise<StoredEvent[]>;
   /** Like readEvents, then every new event as it is appended, until `signal` aborts (then it ends). */
-  followEvents(options: { readonly after?: number; readonly signal: AbortSignal }): AsyncIterable<StoredEvent>;
+  followEvents(options: {
+    readonly after?: number;
+    readonly signal: AbortSignal;
+  }): AsyncIterable<StoredEvent>;
   /** The cursor of the newest event, 0 when the log is empty. */
   lastEventCursor(): Promise<number>;
 

@@ -13,24 +13,41 @@ afterAll(async () => {
 });
 
 const cli = (args: string[], input?: string) =>
-  runCli(args, { cwd: dir, env: { MUSUBI_STORE: 'sqlite:bus.db' }, ...(input === undefined ? {} : { input }) });
+  runCli(args, {
+    cwd: dir,
+    env: { MUSUBI_STORE: 'sqlite:bus.db' },
+    ...(input === undefined ? {} : { input }),
+  });
 
 describe('cli - bus commands against a SQLite file', () => {
   it('sends, peeks, receives with a lease and acks across separate processes', async () => {
-    const sent = await cli(['bus', 'send', '--to', 'worker-1', '--type', 'task', '--body', 'hello', '--priority', 'high']);
+    const sent = await cli([
+      'bus',
+      'send',
+      '--to',
+      'worker-1',
+      '--type',
+      'task',
+      '--body',
+      'hello',
+      '--priority',
+      'high',
+    ]);
     expect(sent.stderr).toBe('');
     expect(sent.code).toBe(0);
     const id = sent.stdout.trim();
     expect(id).toMatch(/^[0-9A-Z]{26}$/);
 
     const peek = await cli(['bus', 'peek', 'worker-1', '--json']);
-    expect(JSON.parse(peek.stdout)).toMatchObject({ counts: { ready: 1, total: 1 }, messages: [{ envelope: { id } }] });
+    expect(JSON.parse(peek.stdout)).toMatchObject({
+      counts: { ready: 1, total: 1 },
+      messages: [{ envelope: { id } }],
+    });
 
     const received = await cli(['bus', 'receive', 'worker-1', '--timeout', '1000', '--json']);
     expect(received.code).toBe(0);
-    const delivery: { deliveryId: string; envelope: { id: string; body: string; attempt: number } } = JSON.parse(
-      received.stdout,
-    );
+    const delivery: { deliveryId: string; envelope: { id: string; body: string; attempt: number } } =
+      JSON.parse(received.stdout);
     expect(delivery.envelope).toMatchObject({ id, body: 'hello', attempt: 1 });
 
     const acked = await cli(['bus', 'ack', delivery.deliveryId]);
@@ -48,8 +65,23 @@ describe('cli - bus commands against a SQLite file', () => {
   });
 
   it('reads the body from stdin and keeps an explicit id idempotent', async () => {
-    const first = await cli(['bus', 'send', '--to', 'w2', '--type', 'note', '--id', 'fixed-1', '--body-file', '-'], 'from stdin');
-    const second = await cli(['bus', 'send', '--to', 'w2', '--type', 'note', '--id', 'fixed-1', '--body', 'other', '--json']);
+    const first = await cli(
+      ['bus', 'send', '--to', 'w2', '--type', 'note', '--id', 'fixed-1', '--body-file', '-'],
+      'from stdin',
+    );
+    const second = await cli([
+      'bus',
+      'send',
+      '--to',
+      'w2',
+      '--type',
+      'note',
+      '--id',
+      'fixed-1',
+      '--body',
+      'other',
+      '--json',
+    ]);
     expect(first.stdout.trim()).toBe('fixed-1');
     expect(JSON.parse(second.stdout)).toMatchObject({ id: 'fixed-1', isDuplicate: true });
     const got = await cli(['bus', 'receive', 'w2', '--timeout', '0']);
@@ -70,7 +102,9 @@ describe('cli - bus commands against a SQLite file', () => {
       expect(n.code).toBe(0);
     }
     const dlq = await cli(['bus', 'dlq', 'list', 'w3', '--json']);
-    expect(JSON.parse(dlq.stdout)).toMatchObject([{ mailbox: 'w3', reason: 'boom', envelope: { id: 'job-9' } }]);
+    expect(JSON.parse(dlq.stdout)).toMatchObject([
+      { mailbox: 'w3', reason: 'boom', envelope: { id: 'job-9' } },
+    ]);
     const retry = await cli(['bus', 'dlq', 'retry', 'job-9']);
     expect(retry.stdout).toContain('requeued job-9 into w3');
     const again = await cli(['bus', 'receive', 'w3', '--timeout', '0', '--json']);
