@@ -79,13 +79,13 @@ export async function runDemo(o: RunDemoOptions): Promise<DemoRun> {
   const sample = o.sample ?? locateBundledSample();
   const goal = await readGoal(sample.goalFile);
   const progress = new DemoProgress({ clock, onChange: o.onProgress });
-  progress.start('setup', 4, 'preparing the state folder and a scratch copy of the sample');
+  progress.start('setup', 4);
   await mkdir(paths.stateDir, { recursive: true });
   await clearDemoState(paths);
   await mkdir(paths.agentSyncDir, { recursive: true });
   await copySample(sample, paths.projectDir);
   const before = await snapshotFiles(paths.projectDir);
-  progress.advance('setup', `scratch copy of the sample in ${paths.projectDir}`);
+  progress.advance('setup');
 
   const reaper = new ChildReaper();
   const timeouts = demoTimeouts(o.backend);
@@ -126,7 +126,7 @@ export async function runDemo(o: RunDemoOptions): Promise<DemoRun> {
     await baseline.catch(() => undefined);
     throw err;
   });
-  progress.advance('setup', 'hub up: SQLite store, dashboard, yadon sockets, agent_sync on TCP');
+  progress.advance('setup');
   o.onReady({
     backend: o.backend,
     goalTitle: goal.title,

@@ -110,21 +110,26 @@ export async function startDemoHub(o: StartDemoHubOptions): Promise<DemoHub> {
     await rm(socketDir, { recursive: true, force: true });
     throw err;
   }
-  if (built === undefined) throw new MusubiError('INTERNAL', 'the demo hub started without its gateways');
-  const { gateways, directory, runnerFor } = built;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= hub.close().finally(() => rm(socketDir, { recursive: true, force: true }));
     return closing;
   };
-  return {
-    hub,
-    directory,
-    runnerFor,
-    socketDir,
-    agentSync: tcpTarget(gateways),
-    dashboardUrl: gateways.http.url(),
-    close,
-    [Symbol.asyncDispose]: close,
-  };
+  try {
+    if (built === undefined) throw new MusubiError('INTERNAL', 'the demo hub started without its gateways');
+    const { gateways, directory, runnerFor } = built;
+    return {
+      hub,
+      directory,
+      runnerFor,
+      socketDir,
+      agentSync: tcpTarget(gateways),
+      dashboardUrl: gateways.http.url(),
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

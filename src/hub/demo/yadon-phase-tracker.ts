@@ -25,7 +25,7 @@ function instructionOf(subtask: unknown): string | undefined {
 }
 
 /** The first line of an agent's answer, shortened for a progress note. */
-export function shortText(text: string, max = 70): string {
+export function shortText(text: string, max = 100): string {
   const line = text.trim().split('\n')[0]?.trim() ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
