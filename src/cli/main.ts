@@ -5,6 +5,7 @@ import { registerAgentCommands } from './commands/agent.js';
 import { registerAgentSyncCommands } from './commands/agent-sync.js';
 import { registerBusCommands } from './commands/bus.js';
 import { registerDashboardCommands } from './commands/dashboard.js';
+import { registerDemoCommands } from './commands/demo.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerNekoCommands } from './commands/neko.js';
 import { registerIgniteCommands } from './commands/ignite.js';
@@ -26,6 +27,7 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
   registerUpCommand(program, ctx);
   registerBusCommands(program, ctx);
   registerDashboardCommands(program, ctx);
+  registerDemoCommands(program, ctx);
   registerAgentCommands(program, ctx);
   registerAgentSyncCommands(program, ctx);
   registerYadonCommands(program, ctx);
