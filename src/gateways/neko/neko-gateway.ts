@@ -14,6 +14,7 @@ import type { RestoreProbeTimings } from '../../teams/executor/intent-restore.js
 import type { LlmSettings } from '../../teams/executor/llm-call.js';
 import type { Gateway, GatewayAddress } from '../gateway.js';
 import { buildNekoChannels } from './build-channels.js';
+import { NekoBusIntake } from './bus-intake.js';
 import { createNekoEvents, enableEverything } from './neko-events.js';
 import { parseInboundFrame } from './neko-frames.js';
 import { buildNekoHttpApp } from './neko-http.js';
@@ -47,6 +48,11 @@ export interface NekoGatewayOptions {
   /** Forget persisted flags, intent, sessions and tasks at start (`musubi neko serve --fresh`). */
   readonly isFresh?: boolean;
   readonly restoreProbes?: RestoreProbeTimings;
+  /**
+   * The bus mailboxes of the channels' agents (`neko-<channel id>`): messages sent there run as tasks on
+   * that channel and the outcome is mailed back (docs/bridging.md). Without it channels take no mail.
+   */
+  readonly mail?: Pick<Bus, 'receive' | 'ack' | 'nack' | 'send'>;
 }
 
 /** The N.E.K.O. gateway; `executor` is valid after start(). */
@@ -81,6 +87,7 @@ export function createNekoGateway(options: NekoGatewayOptions): NekoGateway {
   let settings = options.settings;
   let executor: ExecutorTeam | undefined;
   let bridge: ZmqAgentBridge | undefined;
+  let intake: NekoBusIntake | undefined;
   let app: FastifyInstance | undefined;
   let address: GatewayAddress | undefined;
   let starting: Promise<void> | undefined;
@@ -174,6 +181,8 @@ export function createNekoGateway(options: NekoGatewayOptions): NekoGateway {
       ...(options.restoreProbes !== undefined && { restoreProbes: options.restoreProbes }),
     });
     executor = team;
+    if (options.mail !== undefined)
+      intake = new NekoBusIntake({ bus: options.mail, registry, executor: team, logger: log });
     if (options.isFresh === true) await team.reset();
     app = buildNekoHttpApp(
       { instanceId, executor: team, registry, clock, snapshot, emitStatus, reloadConfig },
@@ -207,6 +216,7 @@ export function createNekoGateway(options: NekoGatewayOptions): NekoGateway {
     await team.start();
     if (settings.enableOnStart) await enableEverything(team);
     await events.announce(built.channels);
+    intake?.start();
     log.info(
       { http: address, zmq: settings.zmq, channels: built.channels.length },
       'N.E.K.O. agent server up',
@@ -225,6 +235,7 @@ export function createNekoGateway(options: NekoGatewayOptions): NekoGateway {
       };
       await step(async () => startWork?.catch(() => undefined));
       await step(async () => app?.close());
+      await step(async () => intake?.close());
       await step(async () => executor?.stop());
       await step(() => waitAtMost(Promise.allSettled([...inFlight]), STOP_DRAIN_MS));
       await step(async () => bridge?.close());

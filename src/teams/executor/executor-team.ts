@@ -272,6 +272,16 @@ export class ExecutorTeam {
     return this.#dispatcher.dispatch(plan);
   }
 
+  /**
+   * Creates and starts a task its caller planned instead of the assessment (a bus message addressed to
+   * a channel: gateways/neko/bus-intake.ts). Resolves null when the master switch or the channel's group
+   * is off, or the duplicate check of an exclusive channel skipped it.
+   */
+  async dispatch(plan: DispatchPlan): Promise<TaskRecord | null> {
+    if (!this.flags.state.analyzerEnabled || !this.flags.isGroupEnabled(plan.channel.group)) return null;
+    return this.#dispatcher.dispatch(plan);
+  }
+
   /** Switches channels and assessor after a configuration change and re-probes enabled groups. */
   reconfigure(update: { readonly channels?: readonly Channel[]; readonly llm?: LlmSettings | null }): void {
     if (update.channels !== undefined) this.#channels = update.channels;
