@@ -115,7 +115,7 @@ export async function writeChangelog(o: {
       await bus.retryDeadLetter(envelope.id);
       seen.retriedFromDeadLetters++;
     } else if (event.type === 'message.acked') {
-      progress.finish('changelog', `scribe appended the entry on attempt ${seen.attempts}`);
+      progress.finish('changelog', `the scribe acked its task on attempt ${seen.attempts}`);
       return { isDone: true, ...seen };
     }
   }
