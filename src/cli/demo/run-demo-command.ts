@@ -79,7 +79,10 @@ export async function runDemoCommand(ctx: CliContext, flags: DemoFlags, logLevel
       const isKept = flags.keep === true && !interrupt.signal.aborted;
       const summary = formatSummary(run.report, { dashboardUrl: run.dashboardUrl, isKept, cwd });
       ctx.stdout.write(`${summary.join('\n')}\n`);
-      if (isKept) await signals.stopped;
+      if (isKept) {
+        await signals.stopped;
+        ctx.stdout.write('musubi demo: stopping the hub\n');
+      }
     } finally {
       await run.close();
     }

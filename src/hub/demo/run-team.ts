@@ -48,7 +48,7 @@ export interface RunTeamOptions {
 }
 
 function errorText(err: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return signal.reason instanceof Error ? `stopped: ${signal.reason.message}` : 'stopped';
+  if (signal.aborted) return signal.reason instanceof Error ? signal.reason.message : 'stopped';
   return err instanceof Error ? err.message : String(err);
 }
 
