@@ -60,10 +60,15 @@ function member(name: string): DemoMember & { readonly tier: NonNullable<DemoMem
 export function createDemoRunners(options: DemoRunnersOptions): (agent: string) => AgentRunner {
   const runners = new Map<string, AgentRunner>();
   const log = options.logger.child({ component: 'demo.runners' });
+  // One chain per agent: updates land in turn order, so a late `busy` never overwrites the final `idle`.
+  const chains = new Map<string, Promise<void>>();
   const report = (agent: string, update: AgentUpdate): void => {
-    options.directory.update(agent, update).catch((err: unknown) => {
-      log.warn({ err, agentId: agent }, 'agent directory update failed');
+    const next = (chains.get(agent) ?? Promise.resolve()).then(async () => {
+      await options.directory.update(agent, update).catch((err: unknown) => {
+        log.warn({ err, agentId: agent }, 'agent directory update failed');
+      });
     });
+    chains.set(agent, next);
   };
   return (agent) => {
     const cached = runners.get(agent);
