@@ -68,8 +68,9 @@ describe('bridging agent_sync <-> IGNITE', () => {
     });
     // The file was handed to the bus: moved to processed/ and marked delivered; no IGNITE turn ran.
     const processed = join(hub.ws.processed('ignitian_2'), basename(path));
-    await waitFor(async () =>
-      /X-IGNITE-Status: delivered/.test(await readFile(processed, 'utf8').catch(() => '')),
+    await waitFor(
+      async () => /X-IGNITE-Status: delivered/.test(await readFile(processed, 'utf8').catch(() => '')),
+      15_000,
     );
     expect(hub.ignite.turnsOf('ignitian_2')).toEqual([]);
   });

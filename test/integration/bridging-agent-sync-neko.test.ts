@@ -47,8 +47,9 @@ describe('bridging agent_sync and IGNITE <-> N.E.K.O.', () => {
     await waitFor(() => shell.runs.length === 1, 15_000);
     expect(shell.runs[0]?.task).toMatchObject({ instruction: 'run the tests', sessionKey: 'alice' });
     // Main hears about the task like any other: lanlan_name is the sender.
-    await waitFor(() =>
-      hub.nekoEvents.some((e) => e.event_type === 'task_update' && taskOf(e)['status'] === 'running'),
+    await waitFor(
+      () => hub.nekoEvents.some((e) => e.event_type === 'task_update' && taskOf(e)['status'] === 'running'),
+      15_000,
     );
     const running = hub.nekoEvents.find(
       (e) => e.event_type === 'task_update' && taskOf(e)['status'] === 'running',
@@ -73,7 +74,7 @@ describe('bridging agent_sync and IGNITE <-> N.E.K.O.', () => {
       result: { summary: '12 passed' },
       lanlan_name: 'alice',
     });
-    await waitFor(() => hub.nekoEvents.some((e) => e.event_type === 'task_result'));
+    await waitFor(() => hub.nekoEvents.some((e) => e.event_type === 'task_result'), 15_000);
     expect(hub.nekoEvents.find((e) => e.event_type === 'task_result')).toMatchObject({ text: '12 passed' });
   });
 
