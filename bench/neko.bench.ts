@@ -321,6 +321,13 @@ function appendResults(table: string): void {
     'writes and the events. Target: ack p99 <= 5 ms.',
     '',
     table.replace(/^### .*\n\n/, ''),
+    'The ack goes out before anything else is done for a request, so its latency is two ZeroMQ hops plus',
+    "the agent server's event-loop delay; with the master on it shares the loop with the previous turn's",
+    'tail (registry rows, tracker rows, events). tasks/s is bounded by the single analyze lock (one',
+    'assessment at a time, spec 4.1) and per task about six KV writes, three bus events and four wire',
+    'events; with 100 turns queued the latency columns are queueing time. SQLite commits cost the',
+    'rest of the gap to the memory store.',
+    '',
   ].join('\n');
   let text = '';
   try {
