@@ -1,20 +1,47 @@
 import { Command, CommanderError } from 'commander';
 import { isMusubiError } from '../core/errors.js';
+import type { CliContext } from './cli-context.js';
 import { createCliContext } from './create-cli-context.js';
-import { registerAgentCommands } from './commands/agent.js';
-import { registerAgentSyncCommands } from './commands/agent-sync.js';
-import { registerBusCommands } from './commands/bus.js';
-import { registerDashboardCommands } from './commands/dashboard.js';
-import { registerDemoCommands } from './commands/demo.js';
-import { registerMcpCommands } from './commands/mcp.js';
-import { registerNekoCommands } from './commands/neko.js';
-import { registerIgniteCommands } from './commands/ignite.js';
-import { registerUpCommand } from './commands/up.js';
-import { registerYadonCommands } from './commands/yadon.js';
 import { version } from './version.js';
 
-/** Builds the `musubi` program. Command modules register themselves; heavy code loads inside actions. */
-export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command {
+type Register = (program: Command, ctx: CliContext) => void;
+
+/**
+ * Every top-level command and the module that registers it. Only the module of the command being run
+ * is loaded (hooks and tools run once per agent action, so start-up time matters); `--help` and an
+ * unknown command load them all.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
+  up: async () => (await import('./commands/up.js')).registerUpCommand,
+  bus: async () => (await import('./commands/bus.js')).registerBusCommands,
+  dashboard: async () => (await import('./commands/dashboard.js')).registerDashboardCommands,
+  demo: async () => (await import('./commands/demo.js')).registerDemoCommands,
+  agent: async () => (await import('./commands/agent.js')).registerAgentCommands,
+  'agent-sync': async () => (await import('./commands/agent-sync.js')).registerAgentSyncCommands,
+  yadon: async () => (await import('./commands/yadon.js')).registerYadonCommands,
+  ignite: async () => (await import('./commands/ignite.js')).registerIgniteCommands,
+  mcp: async () => (await import('./commands/mcp.js')).registerMcpCommands,
+  neko: async () => (await import('./commands/neko.js')).registerNekoCommands,
+};
+
+/** Global options that take a value, so the command name is found after them. */
+const VALUED_GLOBALS = new Set(['--store', '-c', '--config', '--log-level']);
+
+/** The command named on the command line, if it is one of ours. */
+function commandOf(argv: readonly string[]): string | undefined {
+  for (let i = 2; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (VALUED_GLOBALS.has(arg)) i++;
+    else if (!arg.startsWith('-')) return Object.hasOwn(COMMANDS, arg) ? arg : undefined;
+  }
+  return undefined;
+}
+
+/** Builds the `musubi` program with the named command, or with every command when none is named. */
+async function buildProgram(
+  ctx: ReturnType<typeof createCliContext>,
+  command: string | undefined,
+): Promise<Command> {
   const program = new Command('musubi')
     .description('A durable message bus and orchestrator for teams of AI coding agents')
     .version(version, '-V, --version')
@@ -24,26 +51,19 @@ export function buildProgram(ctx: ReturnType<typeof createCliContext>): Command 
     .showHelpAfterError()
     .exitOverride();
   ctx.bindProgram(program);
-  registerUpCommand(program, ctx);
-  registerBusCommands(program, ctx);
-  registerDashboardCommands(program, ctx);
-  registerDemoCommands(program, ctx);
-  registerAgentCommands(program, ctx);
-  registerAgentSyncCommands(program, ctx);
-  registerYadonCommands(program, ctx);
-  registerMcpCommands(program, ctx);
-  registerIgniteCommands(program, ctx);
-  registerNekoCommands(program, ctx);
+  const names = command === undefined ? Object.keys(COMMANDS) : [command];
+  const registers = await Promise.all(names.map((name) => COMMANDS[name]?.() ?? Promise.resolve(undefined)));
+  for (const register of registers) register?.(program, ctx);
   return program;
 }
 
 async function main(argv: readonly string[]): Promise<void> {
   const ctx = createCliContext();
-  const program = buildProgram(ctx);
   // Library timers are unref'd so they never hold a process open; the CLI holds it open itself until
   // its command settles (otherwise a waiting `bus receive` or `up` would end with Node's exit code 13).
   const keepAlive = setInterval(() => undefined, 2 ** 30);
   try {
+    const program = await buildProgram(ctx, commandOf(argv));
     await program.parseAsync([...argv]);
   } catch (err) {
     if (err instanceof CommanderError) {
