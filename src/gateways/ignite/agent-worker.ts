@@ -251,7 +251,9 @@ export class AgentWorker {
         messageId: delivery.envelope.id,
         attempt: delivery.envelope.attempt,
       });
-      await this.#sideEffects(path);
+      // Only progress_update has a side effect; the mirror already says which type the file has.
+      if ((delivery.envelope.headers['ignite-type'] ?? delivery.envelope.type) === 'progress_update')
+        await this.#sideEffects(path);
       const outcome = await runTurn(ctx, this.agent, path);
       await ctx.lane(this.agent, async () => {
         if (outcome !== 'ok') return handleFailure(ctx, this.agent, name, delivery, outcome);
