@@ -3,7 +3,7 @@
 // against a bare zeromq PUSH/PULL echo in the same run. Main runs here; each server in a child process.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as zmq from 'zeromq';
@@ -321,6 +321,8 @@ function appendResults(table: string): void {
     'writes and the events. Target: ack p99 <= 5 ms.',
     '',
     table.replace(/^### .*\n\n/, ''),
+    `Load average when the run started: ${loadAtStart.toFixed(1)} (the machine is shared; tail latencies move with it).`,
+    '',
     'The ack goes out before anything else is done for a request, so its latency is two ZeroMQ hops plus',
     "the agent server's event-loop delay; with the master on it shares the loop with the previous turn's",
     'tail (registry rows, tracker rows, events). tasks/s is bounded by the single analyze lock (one',
@@ -343,6 +345,8 @@ function appendResults(table: string): void {
   }
   writeFileSync(file, `${text.trimEnd()}\n`);
 }
+
+const loadAtStart = loadavg()[0] ?? 0;
 
 async function main(): Promise<void> {
   rmSync(dir, { recursive: true, force: true }); // the parent only needs the children's folders
