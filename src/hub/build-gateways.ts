@@ -21,6 +21,10 @@ import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { parseStoreUrl } from './open-store.js';
 import type { HubRunners } from './hub-runners.js';
+import type { AgentDirectory } from '../bus/agent-directory.js';
+import { attachedElsewhere } from '../gateways/bridging/attachment.js';
+import { createNekoGateway } from '../gateways/neko/neko-gateway.js';
+import { resolveNekoSettings } from '../gateways/neko/neko-settings.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { createRegistryTaskSource } from '../gateways/http/registry-task-source.js';
 import { createRoundsTeamSource } from '../gateways/http/rounds-team-source.js';
@@ -36,6 +40,8 @@ export interface GatewayDeps {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   readonly runners: HubRunners;
+  /** One view of every agent, shared so a gateway knows which agents another gateway has attached. */
+  readonly directory: AgentDirectory;
 }
 
 function httpGateway(d: GatewayDeps): Gateway | undefined {
@@ -52,6 +58,7 @@ function httpGateway(d: GatewayDeps): Gateway | undefined {
     ...(http.token !== undefined && { token: http.token }),
     urlFile: urlFilePath({ cwd: d.cwd, ...(store.kind === 'sqlite' && { sqliteFile: store.path }) }),
     tasks: createRegistryTaskSource(d.tasks),
+    agents: d.directory,
     teams: [createRoundsTeamSource(d.bus.kv)],
   });
 }
@@ -92,6 +99,7 @@ function igniteGateway(d: GatewayDeps): Gateway | undefined {
     busMaxAttempts: d.config.bus.retry.maxAttempts,
     // IGNITE agents are named after their role (`ignitian_3` has the role `ignitian`).
     runnerFor: (agent) => d.runners.runnerFor(agent, { role: agent.replace(/[_-]\d+$/, '') }),
+    isAttachedElsewhere: attachedElsewhere(d.directory, 'ignite'),
     ...(ignite.workers !== undefined && { workers: ignite.workers }),
   });
 }
@@ -107,6 +115,23 @@ function agentSyncGateway(d: GatewayDeps): Gateway | undefined {
     cwd: d.cwd,
     host: agentSync.host,
     port: agentSync.port,
+    directory: d.directory,
+  });
+}
+
+function nekoGateway(d: GatewayDeps): Gateway | undefined {
+  if (d.config.neko?.enabled !== true) return undefined;
+  return createNekoGateway({
+    bus: d.bus,
+    registry: d.tasks,
+    logger: d.logger,
+    clock: d.clock,
+    settings: resolveNekoSettings(d.config.neko, d.env, d.cwd),
+    runnerFor: (agent) => d.runners.runnerFor(agent),
+    env: d.env,
+    reaper: d.runners.reaper,
+    directory: d.directory,
+    mail: d.bus,
   });
 }
 
@@ -115,5 +140,7 @@ function agentSyncGateway(d: GatewayDeps): Gateway | undefined {
  * protocol gateways first, the dashboard last so it starts once there is something to show.
  */
 export function buildGateways(deps: GatewayDeps): Gateway[] {
-  return [agentSyncGateway, yadonGateway, igniteGateway, httpGateway].flatMap((build) => build(deps) ?? []);
+  return [agentSyncGateway, yadonGateway, igniteGateway, nekoGateway, httpGateway].flatMap(
+    (build) => build(deps) ?? [],
+  );
 }

@@ -31,6 +31,8 @@ export interface HubRunners {
   runnerFor(agent: string, identity?: AgentIdentity): AgentRunner;
   /** The backend chosen for `agent` (for the agent directory and start-up warnings). */
   backendOf(agent: string, identity?: AgentIdentity): AgentBackend;
+  /** The one reaper that kills every live agent process group if the hub process exits. */
+  readonly reaper: ChildReaper;
 }
 
 /**
@@ -65,6 +67,7 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
     return { guard, agent };
   };
   return {
+    reaper,
     backendOf: (agent, identity = {}) => select(agent, identity).backend,
     runnerFor(agent, identity = {}) {
       const cached = runners.get(agent);

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AgentDirectory } from '../../src/bus/agent-directory.js';
 import { createSystemClock } from '../../src/core/clock.js';
 import { configSchema } from '../../src/core/config.schema.js';
 import { createIdGenerator } from '../../src/core/ids.js';
@@ -62,6 +63,7 @@ describe('hub - gateways from config', () => {
           env,
           cwd: dir,
           runners: createHubRunners({ config, env, bus, installed: new Set() }),
+          directory: new AgentDirectory({ bus, clock }),
         }),
     });
     expect(hub.gateways.map((g) => g.name)).toEqual(['agent-sync', 'yadon', 'ignite', 'http']);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../../core/config.schema.js';
 import type { CliContext } from '../cli-context.js';
+import { AgentDirectory } from '../../bus/agent-directory.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
 
 function withHttpPort(config: Config, port: number | undefined): Config {
@@ -74,6 +75,7 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
             env: ctx.env,
             cwd,
             runners: createHubRunners({ config, env: ctx.env, bus, installed }),
+            directory: new AgentDirectory({ bus, clock }),
           }),
       });
       ctx.stdout.write(
