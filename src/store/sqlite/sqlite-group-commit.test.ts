@@ -21,7 +21,7 @@ function connect(): Database.Database {
 function setUp(): { db: Database.Database; other: Database.Database; group: SqliteGroupCommit } {
   const db = connect();
   db.exec('CREATE TABLE IF NOT EXISTS t (n INTEGER PRIMARY KEY)');
-  return { db, other: connect(), group: new SqliteGroupCommit(db) };
+  return { db, other: connect(), group: new SqliteGroupCommit(db, { onCommitted: () => undefined }) };
 }
 
 function committed(other: Database.Database): number[] {

@@ -43,11 +43,14 @@ export class SqliteGroupCommit {
   readonly #rollbackTo: Database.Statement<[]>;
   #queue: PendingOperation[] = [];
   #scheduled: NodeJS.Immediate | undefined;
+  readonly #onCommitted: (writes: number) => void;
   #isRunning = false;
   #isClosed = false;
 
-  constructor(db: Database.Database) {
+  /** `onCommitted` hears, after each COMMIT, how many writes it made durable. */
+  constructor(db: Database.Database, options: { onCommitted: (writes: number) => void }) {
     this.#db = db;
+    this.#onCommitted = options.onCommitted;
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#beginRead = db.prepare('BEGIN');
     this.#commit = db.prepare('COMMIT');
@@ -173,13 +176,14 @@ export class SqliteGroupCommit {
     }
     try {
       this.#commit.run();
-      return outcomes;
     } catch (err) {
       if (this.#db.inTransaction) this.#rollback.run();
       return outcomes.map((o, i) =>
         'settle' in o ? { error: storeFailure(err, batch[i]?.operation ?? 'commit') } : o,
       );
     }
+    this.#onCommitted(outcomes.filter((o, i) => 'settle' in o && batch[i]?.isWrite === true).length);
+    return outcomes;
   }
 
   #inSavepoint(op: PendingOperation): Outcome {

@@ -11,12 +11,12 @@ export interface SqliteStoreOptions {
   readonly clock: Clock;
   /**
    * fsync policy (PRAGMA synchronous, WAL mode). `normal` (default): a COMMIT writes the WAL but does
-   * not fsync it; fsync happens only at checkpoints (the WAL before it is copied back, then the
-   * database file), which SQLite runs after a commit once the WAL holds 1,000 pages. So every write
-   * whose promise resolved survives a crash or kill -9 of the process, but writes committed since the
-   * last checkpoint may be lost on power loss or an OS crash (the file stays consistent). `full`: every
-   * COMMIT fsyncs the WAL, so resolved writes survive power loss too; with group commit that is one
-   * fsync per batch, not per operation.
+   * not fsync it; fsync happens only at checkpoints (the WAL before its pages are copied back, then
+   * the database file), which a helper thread runs every 256 committed writes (SqliteCheckpointer).
+   * So every write whose promise resolved survives a crash or kill -9 of the process, but writes
+   * committed since the last checkpoint may be lost on power loss or an OS crash (the file stays
+   * consistent). `full`: every COMMIT also fsyncs the WAL, so resolved writes survive power loss too;
+   * with group commit that is one fsync per batch, not per operation.
    */
   readonly synchronous?: 'normal' | 'full';
   /** How often to look for commits by other connections while anyone listens or follows (default 25). */

@@ -18,6 +18,7 @@ import type {
 } from '../store.js';
 import { openDatabase } from './sqlite-connection.js';
 import { SqliteChangeFeed } from './sqlite-change-feed.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { storeFailure } from './sqlite-errors.js';
 import { SqliteEventLog } from './sqlite-event-log.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
@@ -30,6 +31,8 @@ import { resolveSqliteOptions, type SqliteStoreOptions } from './sqlite-store-op
 
 interface Parts {
   readonly db: Database.Database;
+  readonly path: string;
+  readonly synchronous: 'normal' | 'full';
   readonly clock: Clock;
   readonly pollIntervalMs: number;
   readonly eventRetention: number;
@@ -55,6 +58,7 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #clock: Clock;
   readonly #commit: SqliteGroupCommit;
+  readonly #checkpointer: SqliteCheckpointer;
   readonly #writer: SqliteMessageWriter;
   readonly #queries: SqliteMailboxQueries;
   readonly #kv: SqliteKv;
@@ -72,7 +76,8 @@ export class SqliteStore implements Store {
     const db = openDatabase(options.path, synchronous);
     try {
       migrate(db, options.path);
-      return new SqliteStore({ db, clock: options.clock, pollIntervalMs, eventRetention });
+      const { path, clock } = options;
+      return new SqliteStore({ db, path, synchronous, clock, pollIntervalMs, eventRetention });
     } catch (err) {
       db.close();
       throw storeFailure(err, `open ${options.path}`);
@@ -83,7 +88,10 @@ export class SqliteStore implements Store {
     const { db } = parts;
     this.#db = db;
     this.#clock = parts.clock;
-    this.#commit = new SqliteGroupCommit(db);
+    this.#checkpointer = new SqliteCheckpointer(db, parts);
+    this.#commit = new SqliteGroupCommit(db, {
+      onCommitted: (writes) => this.#checkpointer.noteWrites(writes),
+    });
     this.#events = new SqliteEventLog(db, { retention: parts.eventRetention });
     this.#kv = new SqliteKv(db, { retention: parts.eventRetention });
     this.#queries = new SqliteMailboxQueries(db);
@@ -233,23 +241,26 @@ export class SqliteStore implements Store {
    * using the file are not affected.
    */
   close(): Promise<void> {
-    if (this.#closing === undefined) {
-      this.#isClosed = true;
-      // Operations issued before close() run and settle first (committed, or rejected on failure).
-      this.#commit.close();
-      this.#feed.close();
-      try {
-        this.#db.close();
-        this.#closing = Promise.resolve();
-      } catch (err) {
-        this.#closing = Promise.reject(storeFailure(err, 'close'));
-      }
-    }
+    this.#closing ??= this.#shutDown();
     return this.#closing;
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  async #shutDown(): Promise<void> {
+    this.#isClosed = true;
+    // Operations issued before close() run and settle first (committed, or rejected on failure).
+    this.#commit.close();
+    this.#feed.close();
+    // The checkpoint thread's connection closes first, so this one is the last and removes the WAL.
+    await this.#checkpointer.close();
+    try {
+      this.#db.close();
+    } catch (err) {
+      throw storeFailure(err, 'close');
+    }
   }
 
   #assertOpen(): void {
