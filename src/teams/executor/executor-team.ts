@@ -4,14 +4,14 @@ import type { Logger } from '../../core/logger.js';
 import type { TaskRecord } from '../../tasks/task-record.js';
 import type { CancelOutcome, TaskRegistry } from '../../tasks/task-registry.js';
 import { analyzeTurn } from './analyze-turn.js';
-import { isPluginChannel, type Channel, type ChannelAvailability, type ChannelGroup } from './channel.js';
+import type { Channel, ChannelAvailability, ChannelGroup } from './channel.js';
 import { ENDPOINT_NOT_CONFIGURED, type Gate } from './control-state.js';
 import { Dispatcher, type DispatchPlan } from './dispatcher.js';
 import { isDuplicateTask } from './duplicate-check.js';
 import { FlagControl } from './flag-control.js';
 import { restoreIntent, type RestoreProbeTimings } from './intent-restore.js';
 import type { LlmSettings } from './llm-call.js';
-import { matchesKeyword, visiblePlugins } from './plugin-catalogue.js';
+import { hasDeterministicSignal, pluginDirectPlan, type PluginDirectCall } from './plugin-direct.js';
 import { SessionMemory } from './session-memory.js';
 import { applyTaskChange } from './task-change-effects.js';
 import type { ResultReport } from './task-execution.js';
@@ -179,7 +179,8 @@ export class ExecutorTeam {
       if (!this.flags.state.analyzerEnabled || this.#stop.signal.aborted) return null;
       const verdict = admitTurn(input, this.#sessions, {
         isProactiveEnabled: this.#o.isProactiveEnabled !== false,
-        hasDeterministicSignal: (text) => this.#hasDeterministicSignal(text),
+        hasDeterministicSignal: (text) =>
+          hasDeterministicSignal(this.#channels, this.flags.isGroupEnabled('user_plugin'), text),
       });
       if (!verdict.go) return null;
       return await this.#locked(() =>
@@ -240,36 +241,9 @@ export class ExecutorTeam {
   }
 
   /** Creates and starts a `plugin_direct` task (no duplicate check). The caller checked the switches. */
-  async executePlugin(call: {
-    readonly pluginId: string;
-    readonly entryId: string;
-    readonly args: Record<string, unknown>;
-    readonly sessionKey: string;
-    readonly conversationId?: string;
-  }): Promise<TaskRecord | null> {
-    const pluginChannels = this.#channels.filter(isPluginChannel);
-    const channel =
-      pluginChannels.find((c) => c.catalogue().some((p) => p.id === call.pluginId)) ?? pluginChannels[0];
-    if (channel === undefined) return null;
-    const name = channel.catalogue().find((p) => p.id === call.pluginId)?.name;
-    const plan: DispatchPlan = {
-      channel,
-      type: 'plugin_direct',
-      params: {
-        plugin_id: call.pluginId,
-        entry_id: call.entryId,
-        args: call.args,
-        ...(name !== undefined && { plugin_name: name }),
-      },
-      task: {
-        instruction: `${call.pluginId}.${call.entryId}`,
-        sessionKey: call.sessionKey,
-        plugin: { pluginId: call.pluginId, entryId: call.entryId, args: call.args },
-        ...(call.conversationId !== undefined && { conversationId: call.conversationId }),
-      },
-      meta: { method: `plugin:${call.pluginId}.${call.entryId}` },
-    };
-    return this.#dispatcher.dispatch(plan);
+  async executePlugin(call: PluginDirectCall): Promise<TaskRecord | null> {
+    const plan = pluginDirectPlan(this.#channels, call);
+    return plan === null ? null : this.#dispatcher.dispatch(plan);
   }
 
   /**
@@ -310,14 +284,6 @@ export class ExecutorTeam {
       () => undefined,
     );
     return run;
-  }
-
-  #hasDeterministicSignal(text: string): boolean {
-    const pluginChannels = this.#channels.filter(isPluginChannel);
-    if (pluginChannels.length === 0 || !this.flags.isGroupEnabled('user_plugin')) return false;
-    const plugins = pluginChannels.flatMap((c) => [...c.catalogue()]);
-    if (plugins.length === 0) return true; // catalogue not loaded yet: never gate on a guess
-    return visiblePlugins(plugins).some((p) => (p.keywords ?? []).length === 0 || matchesKeyword(p, text));
   }
 
   async #isDuplicate(plan: DispatchPlan, active: readonly TaskRecord[]): Promise<boolean> {
