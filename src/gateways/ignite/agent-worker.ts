@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { isMusubiError } from '../../core/errors.js';
 import type { Timer } from '../../core/clock.js';
 import type { Delivery } from '../../store/store.js';
@@ -28,11 +28,8 @@ type Decision =
   | { readonly kind: 'wait'; readonly untilMs: number }
   | { readonly kind: 'settle'; readonly why: string };
 
-const isFile = (path: string): Promise<boolean> =>
-  stat(path).then(
-    (s) => s.isFile(),
-    () => false,
-  );
+// Synchronous on purpose, like queue-file-io.ts: a stat of a local file is cheaper than a thread-pool hop.
+const isFile = (path: string): boolean => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
 
 /** Options of {@link AgentWorker}. */
 export interface AgentWorkerOptions {
@@ -153,7 +150,7 @@ export class AgentWorker {
 
   async #decide(name: string, delivery: Delivery): Promise<Decision> {
     const { paths, clock } = this.#o.ctx;
-    if (await isFile(`${paths.agentRoot(this.agent)}/${name}`)) return { kind: 'deliver', where: 'root' };
+    if (isFile(`${paths.agentRoot(this.agent)}/${name}`)) return { kind: 'deliver', where: 'root' };
     const path = `${paths.processed(this.agent)}/${name}`;
     let headers: ReadonlyMap<string, string>;
     try {
@@ -276,9 +273,9 @@ export class AgentWorker {
     const { ctx } = this.#o;
     const root = ctx.paths.agentRoot(this.agent);
     const processed = ctx.paths.processed(this.agent);
-    if (await isFile(`${root}/${name}`)) {
+    if (isFile(`${root}/${name}`)) {
       if (!(await claimByRename(root, processed, name))) return false;
-    } else if (!(await isFile(`${processed}/${name}`))) return false;
+    } else if (!isFile(`${processed}/${name}`)) return false;
     const processedAt = formatIsoLocal(ctx.clock.now());
     await editMessageFile(`${processed}/${name}`, (text) =>
       updateStatusText(text, 'processing', { processedAt }),

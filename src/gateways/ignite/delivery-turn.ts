@@ -1,4 +1,5 @@
-import { appendFile, mkdir, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir } from 'node:fs/promises';
 import type { AgentRunResult } from '../../agents/agent-runner.js';
 import { agentIndex } from './agent-names.js';
 import type { FailureKind } from './dead-letter-bodies.js';
@@ -11,12 +12,6 @@ import { acquireSendLock } from './state-locks.js';
 export function deliveryPrompt(absolutePath: string): string {
   return `新しいメッセージが来ました。${absolutePath} を読んで処理してください。`;
 }
-
-const exists = (path: string): Promise<boolean> =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
 
 async function logSession(
   ctx: MonitorContext,
@@ -66,7 +61,7 @@ export async function runTurn(
     log.error(`未知のエージェント: ${agent}`);
     return 'failed';
   }
-  if (await exists(`${ctx.paths.state}/.recovery_pane_${idx}.lock`)) {
+  if (existsSync(`${ctx.paths.state}/.recovery_pane_${idx}.lock`)) {
     log.warn('agent is being recovered (recovery lock present); delivery failed');
     return 'failed';
   }

@@ -1,9 +1,14 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import type { Clock, Timer } from '../../core/clock.js';
 
 /** The session id recorded for agent `idx` (`<state>/.agent_session_<idx>`), or '' when missing or empty. */
 export async function readSessionId(stateDir: string, idx: number): Promise<string> {
-  return (await readFile(`${stateDir}/.agent_session_${idx}`, 'utf8').catch(() => '')).trim();
+  try {
+    return Promise.resolve(readFileSync(`${stateDir}/.agent_session_${idx}`, 'utf8').trim());
+  } catch {
+    // Missing or unreadable: no session recorded.
+    return Promise.resolve('');
+  }
 }
 
 /** Options of {@link LeaderGate}. */

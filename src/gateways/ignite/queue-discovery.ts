@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { priorityRank, PRIORITIES, type Priority } from '../../core/envelope.js';
 import { isMailboxName } from '../../core/names.js';
 import type { Timer } from '../../core/clock.js';
@@ -188,8 +189,14 @@ export class QueueDiscovery {
   /** Stability check, legacy conversion and name normalisation; resolves the canonical name or null. */
   async #prepare(agent: string, name: string): Promise<string | null> {
     const root = this.#ctx.paths.agentRoot(agent);
-    const info = await lstat(`${root}/${name}`).catch(() => null);
-    if (info === null) return null;
+    let info: ReturnType<typeof lstatSync>;
+    try {
+      info = lstatSync(`${root}/${name}`, { throwIfNoEntry: false });
+    } catch {
+      // Unreadable entry (permissions): treated like a vanished one; the next rescan tries again.
+      return null;
+    }
+    if (info === undefined) return null;
     if (!info.isFile()) {
       if (!this.#warned.has(`${agent}/${name}`))
         this.#ctx.logger.warn({ agent, file: name }, 'not a regular file; ignored');

@@ -1,7 +1,12 @@
-import { link, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { writeFileAtomic } from './mime/atomic-file.js';
+import { mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { link, open, readFile, rename, unlink } from 'node:fs/promises';
+import { writeFileAtomicSync } from './mime/atomic-file-sync.js';
 import { parseMime, splitMime, type ParsedMime } from './mime/mime-parse.js';
 import { decodeUtf8Strict } from './mime/strict-utf8.js';
+
+// The per-message path (read, claim, edit) uses synchronous calls on purpose: these are small local
+// files, a call takes microseconds, and every asynchronous one is a hop through libuv's thread pool,
+// which under CPU contention costs a scheduler slice each and dominates the file -> turn latency.
 
 /** Bytes read to find a message's header block at start-up (larger blocks read the whole file). */
 const HEADER_PROBE_BYTES = 8192;
@@ -25,7 +30,7 @@ const EMPTY: ParsedMime = { headers: new Map(), body: '' };
  * the monitor never crashes on a bad file; the agent decides). Rejects with the fs error (ENOENT …).
  */
 export async function readMessageFile(path: string): Promise<MessageFile> {
-  const bytes = await readFile(path);
+  const bytes = readFileSync(path);
   try {
     const text = decodeUtf8Strict(bytes);
     return { text, message: parseMime(text), isReadable: true };
@@ -53,9 +58,9 @@ export async function readHeaders(path: string): Promise<ReadonlyMap<string, str
 
 /** Rewrites a message file atomically through `edit` (read, transform, temp + rename, mode 0600). */
 export async function editMessageFile(path: string, edit: (text: string) => string): Promise<string> {
-  const text = decodeUtf8Strict(await readFile(path));
+  const text = decodeUtf8Strict(readFileSync(path));
   const next = edit(text);
-  await writeFileAtomic(path, next);
+  writeFileAtomicSync(path, next);
   return next;
 }
 
@@ -84,9 +89,9 @@ export async function moveNoReplace(from: string, to: string): Promise<MoveOutco
  * rename fails because someone else took the file (spec 4.3: skip it).
  */
 export async function claimByRename(root: string, processed: string, name: string): Promise<boolean> {
-  await mkdir(processed, { recursive: true });
+  mkdirSync(processed, { recursive: true });
   try {
-    await rename(`${root}/${name}`, `${processed}/${name}`);
+    renameSync(`${root}/${name}`, `${processed}/${name}`);
     return true;
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return false;

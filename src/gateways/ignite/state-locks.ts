@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,9 +19,13 @@ export async function acquireSendLock(
   const deadline = Date.now() + timeoutMs;
   for (let waitMs = 5; ; waitMs = Math.min(waitMs * 2, 100)) {
     try {
-      const handle = await open(path, 'wx', 0o600);
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.close();
+      // Synchronous: taken once per turn on the hot path (see queue-file-io.ts).
+      const fd = openSync(path, 'wx', 0o600);
+      try {
+        writeSync(fd, `${process.pid}\n`);
+      } finally {
+        closeSync(fd);
+      }
       return () => unlink(path).catch(() => undefined);
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
