@@ -17,7 +17,7 @@ import { createSilentLogger } from '../src/core/logger.js';
 import { createIgniteGateway, type IgniteGateway } from '../src/gateways/ignite/ignite-gateway.js';
 import { loadIgniteSettings } from '../src/gateways/ignite/ignite-settings.js';
 import { buildMime } from '../src/gateways/ignite/mime/mime-build.js';
-import { writeNewQueueFile } from '../src/gateways/ignite/mime/queue-file-writer.js';
+import { writeNewQueueFileSync } from '../src/gateways/ignite/mime/queue-file-writer-sync.js';
 import { MemoryStore } from '../src/store/memory/memory-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
@@ -118,7 +118,9 @@ async function latency(kind: string, store: Store): Promise<BenchRow> {
       { from: 'coordinator', to: [to], type: 'task_assignment', body: `task_id: "t${i}"\n` },
       { nowMs: Date.now(), pid: process.pid },
     );
-    const path = await writeNewQueueFile({
+    // Synchronous write: the name appears (link) just before createdAt is taken, and the in-process
+    // monitor cannot react before this loop yields.
+    const path = writeNewQueueFileSync({
       dir: join(rt, 'queue', to),
       type: 'task_assignment',
       content,
