@@ -3,14 +3,12 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentDirectory } from '../../src/bus/agent-directory.js';
 import { createSystemClock } from '../../src/core/clock.js';
 import { configSchema } from '../../src/core/config.schema.js';
 import { createIdGenerator } from '../../src/core/ids.js';
 import { createSilentLogger } from '../../src/core/logger.js';
-import { buildGateways } from '../../src/hub/build-gateways.js';
-import { createHubRunners } from '../../src/hub/hub-runners.js';
-import { startHub, type Hub } from '../../src/hub/hub.js';
+import type { Hub } from '../../src/hub/hub.js';
+import { startConfiguredHub } from '../../src/hub/start-configured-hub.js';
 
 let dir = '';
 let hub: Hub | undefined;
@@ -46,26 +44,7 @@ describe('hub - gateways from config', () => {
     const ids = createIdGenerator(clock);
     const logger = createSilentLogger();
     const env = { PATH: '/nonexistent', AGENTS_LIST: 'agent-a,agent-b' };
-    hub = await startHub({
-      config,
-      cwd: dir,
-      logger,
-      clock,
-      ids,
-      gateways: ({ bus, tasks }) =>
-        buildGateways({
-          bus,
-          tasks,
-          config,
-          logger,
-          clock,
-          ids,
-          env,
-          cwd: dir,
-          runners: createHubRunners({ config, env, bus, installed: new Set() }),
-          directory: new AgentDirectory({ bus, clock }),
-        }),
-    });
+    hub = await startConfiguredHub({ config, cwd: dir, env, logger, clock, ids, installed: new Set() });
     expect(hub.gateways.map((g) => g.name)).toEqual(['agent-sync', 'yadon', 'ignite', 'http']);
 
     const agentSync = hub.gateways[0]?.address();

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { Config } from '../../core/config.schema.js';
 import type { CliContext } from '../cli-context.js';
-import { AgentDirectory } from '../../bus/agent-directory.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
 
 function withHttpPort(config: Config, port: number | undefined): Config {
@@ -36,47 +35,22 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
     )
     .action(async (flags: { httpPort?: number }) => {
       const config = withHttpPort(await ctx.loadConfig(), flags.httpPort);
-      const [
-        { startHub },
-        { buildGateways },
-        { createHubRunners },
-        { installedBackends },
-        clockMod,
-        idsMod,
-        storeMod,
-      ] = await Promise.all([
-        import('../../hub/hub.js'),
-        import('../../hub/build-gateways.js'),
-        import('../../hub/hub-runners.js'),
+      const [{ startConfiguredHub }, { installedBackends }, clockMod, idsMod, storeMod] = await Promise.all([
+        import('../../hub/start-configured-hub.js'),
         import('../../agents/selection/resolve-agent-choice.js'),
         import('../../core/clock.js'),
         import('../../core/ids.js'),
         import('../../hub/open-store.js'),
       ]);
-      const logger = ctx.logger(config);
       const clock = clockMod.createSystemClock();
-      const ids = idsMod.createIdGenerator(clock);
-      const installed = await installedBackends(ctx.env);
-      const cwd = process.cwd();
-      const hub = await startHub({
+      const hub = await startConfiguredHub({
         config,
-        cwd,
-        logger,
+        cwd: process.cwd(),
+        env: ctx.env,
+        logger: ctx.logger(config),
         clock,
-        ids,
-        gateways: ({ bus, tasks }) =>
-          buildGateways({
-            bus,
-            tasks,
-            config,
-            logger,
-            clock,
-            ids,
-            env: ctx.env,
-            cwd,
-            runners: createHubRunners({ config, env: ctx.env, bus, installed }),
-            directory: new AgentDirectory({ bus, clock }),
-          }),
+        ids: idsMod.createIdGenerator(clock),
+        installed: await installedBackends(ctx.env),
       });
       ctx.stdout.write(
         `musubi hub up (store ${storeMod.redactStoreUrl(config.store)}); ${hub.gateways.length} gateway(s). Ctrl-C stops.\n`,
