@@ -82,6 +82,12 @@ describe('musubi ignite (CLI processes)', () => {
       }
     }
     for (const pid of pidsToReap.splice(0)) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    // Every agent process any monitor started must be gone (the fakes log their pid per invocation).
+    const logged = (await readFile(join(ws.workspace, 'agent.log'), 'utf8').catch(() => ''))
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => Number((JSON.parse(l) as { pid: unknown }).pid));
+    await waitFor(() => logged.every((pid) => !isProcessAlive(pid)), 5000, 'no agent process left');
     await ws.cleanup();
   });
 

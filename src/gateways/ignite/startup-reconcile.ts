@@ -28,7 +28,12 @@ export async function reconcileAgent(ctx: MonitorContext, agent: string): Promis
     if (ctx.mirror.has(agent, name)) continue;
     const headers = await readHeaders(`${processed}/${name}`).catch(() => null);
     const status = headers?.get('X-IGNITE-Status') ?? '';
-    if (headers === null || !UNSETTLED.has(status)) continue;
+    if (headers === null || !UNSETTLED.has(status)) {
+      if (headers !== null && status !== 'delivered' && status !== 'completed') {
+        ctx.logger.info({ agent, file: name, status }, 'file in processed/ with an unknown status; ignored');
+      }
+      continue;
+    }
     const file = await readMessageFile(`${processed}/${name}`).catch(() => null);
     if (file === null) continue;
     await ctx.mirror.add({ ...mirrorEnvelope(agent, name, file.message, ctx.clock.now()), to: agent }, name);
