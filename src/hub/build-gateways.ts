@@ -25,6 +25,7 @@ import type { AgentDirectory } from '../bus/agent-directory.js';
 import { attachedElsewhere } from '../gateways/bridging/attachment.js';
 import { createNekoGateway } from '../gateways/neko/neko-gateway.js';
 import { resolveNekoSettings } from '../gateways/neko/neko-settings.js';
+import { instructionsFor } from '../teams/org/org-instructions.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { createRegistryTaskSource } from '../gateways/http/registry-task-source.js';
 import { createRoundsTeamSource } from '../gateways/http/rounds-team-source.js';
@@ -100,9 +101,14 @@ function igniteGateway(d: GatewayDeps): Gateway | undefined {
     // IGNITE agents are named after their role (`ignitian_3` has the role `ignitian`).
     runnerFor: (agent) => d.runners.runnerFor(agent, { role: agent.replace(/[_-]\d+$/, '') }),
     isAttachedElsewhere: attachedElsewhere(d.directory, 'ignite'),
+    // Each turn gets its role's instructions (what it receives, what it sends to whom, which tools).
+    systemPromptFor: (agent) => instructionsFor(agent, IGNITE_TOOLS),
     ...(ignite.workers !== undefined && { workers: ignite.workers }),
   });
 }
+
+/** The IGNITE tools as the org instructions name them: the musubi drop-ins on PATH. */
+const IGNITE_TOOLS = { send: 'musubi ignite send', mime: 'musubi ignite mime' };
 
 function agentSyncGateway(d: GatewayDeps): Gateway | undefined {
   const agentSync = d.config.gateways.agentSync;
