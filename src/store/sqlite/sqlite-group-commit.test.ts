@@ -81,24 +81,6 @@ describe('SqliteGroupCommit', () => {
     expect(committed(other)).toEqual([1, 3]);
   });
 
-  it('queues a read behind pending writes and runs it at once when nothing is pending', async () => {
-    const { db, group } = setUp();
-    const count = db.prepare('SELECT COUNT(*) FROM t').pluck();
-    const write = group.write('insert', () => db.prepare('INSERT INTO t (n) VALUES (1)').run());
-    const queued = group.read('count', () => count.get());
-    expect(group.isIdle).toBe(false);
-    await write;
-    expect(await queued).toBe(1);
-    expect(group.isIdle).toBe(true);
-    let hasRun = false;
-    const direct = group.read('count', () => {
-      hasRun = true;
-      return count.get();
-    });
-    expect(hasRun).toBe(true);
-    expect(await direct).toBe(1);
-  });
-
   it(`commits at most ${MAX_BATCH} operations per transaction, the rest on the next turn`, async () => {
     const { db, other, group } = setUp();
     const insert = db.prepare('INSERT INTO t (n) VALUES (?)');

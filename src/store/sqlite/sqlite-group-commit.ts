@@ -11,18 +11,17 @@ type Outcome = { readonly settle: () => void } | { readonly error: unknown };
 interface PendingOperation {
   /** Name used in error messages (`append`, `claim`, ...). */
   readonly operation: string;
-  readonly isWrite: boolean;
   /** Runs the operation's statements; returns how to resolve its promise. */
   readonly run: () => () => void;
   readonly reject: (err: unknown) => void;
 }
 
 /**
- * Group commit for one SQLite connection. Operations issued while a batch is open are queued and run
+ * Group commit for one SQLite connection. Writes issued while a batch is open are queued and run
  * together, in call order, in ONE transaction on the next turn of the event loop (setImmediate):
- * `BEGIN IMMEDIATE` (deferred `BEGIN` when the batch only reads), then each write inside its own
- * SAVEPOINT (reads need none), then `COMMIT`. An operation that throws (LEASE_EXPIRED, NOT_FOUND, STORE_CONFLICT,
- * STORE_CORRUPT, a SQLite error) rolls back to its savepoint and rejects only its own promise.
+ * `BEGIN IMMEDIATE`, then each operation inside its own SAVEPOINT, then `COMMIT`. An operation that
+ * throws (LEASE_EXPIRED, NOT_FOUND, STORE_CONFLICT, STORE_CORRUPT, a SQLite error) rolls back to its
+ * savepoint and rejects only its own promise.
  *
  * Contract: a promise settles only after its batch's COMMIT returned, so a resolved write is exactly
  * as durable as a lone transaction (see the fsync policy on SqliteStore). When BEGIN or COMMIT fails
@@ -34,35 +33,27 @@ interface PendingOperation {
  */
 export class SqliteGroupCommit {
   readonly #db: Database.Database;
-  readonly #beginWrite: Database.Statement<[]>;
-  readonly #beginRead: Database.Statement<[]>;
+  readonly #begin: Database.Statement<[]>;
   readonly #commit: Database.Statement<[]>;
   readonly #rollback: Database.Statement<[]>;
   readonly #savepoint: Database.Statement<[]>;
   readonly #release: Database.Statement<[]>;
   readonly #rollbackTo: Database.Statement<[]>;
+  readonly #onCommitted: (writes: number) => void;
   #queue: PendingOperation[] = [];
   #scheduled: NodeJS.Immediate | undefined;
-  readonly #onCommitted: (writes: number) => void;
-  #isRunning = false;
   #isClosed = false;
 
   /** `onCommitted` hears, after each COMMIT, how many writes it made durable. */
   constructor(db: Database.Database, options: { onCommitted: (writes: number) => void }) {
     this.#db = db;
     this.#onCommitted = options.onCommitted;
-    this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
-    this.#beginRead = db.prepare('BEGIN');
+    this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
     this.#savepoint = db.prepare('SAVEPOINT musubi_op');
     this.#release = db.prepare('RELEASE musubi_op');
     this.#rollbackTo = db.prepare('ROLLBACK TO musubi_op');
-  }
-
-  /** True when no operation is waiting and no batch is running: a read now sees everything issued. */
-  get isIdle(): boolean {
-    return this.#queue.length === 0 && !this.#isRunning;
   }
 
   /**
@@ -71,42 +62,10 @@ export class SqliteGroupCommit {
    * Rejects STORE_CLOSED after {@link SqliteGroupCommit.close}.
    */
   write<T>(operation: string, fn: () => T): Promise<T> {
-    return this.#enqueue(operation, true, fn);
-  }
-
-  /**
-   * Runs a read in call order: at once when nothing is pending (no lock, no transaction), otherwise
-   * queued behind the pending writes, so it sees them. Errors are coded like a write's.
-   */
-  read<T>(operation: string, fn: () => T): Promise<T> {
-    if (!this.isIdle) return this.#enqueue(operation, false, fn);
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(storeFailure(err, operation));
-    }
-  }
-
-  /** Runs every pending operation now, in as many batches as it takes. Settles their promises. */
-  flush(): void {
-    if (this.#isRunning) return;
-    clearImmediate(this.#scheduled);
-    this.#scheduled = undefined;
-    while (this.#queue.length > 0) this.#runBatch();
-  }
-
-  /** Flushes what is pending (those operations settle as usual), then refuses new ones. Idempotent. */
-  close(): void {
-    this.flush();
-    this.#isClosed = true;
-  }
-
-  #enqueue<T>(operation: string, isWrite: boolean, fn: () => T): Promise<T> {
     if (this.#isClosed) return Promise.reject(new MusubiError('STORE_CLOSED', 'SQLite store is closed'));
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         operation,
-        isWrite,
         run: () => {
           const value = fn();
           return () => resolve(value);
@@ -117,6 +76,17 @@ export class SqliteGroupCommit {
     });
   }
 
+  /**
+   * Runs what is queued now, in as many batches as it takes (those operations settle as usual), then
+   * refuses new ones. Idempotent.
+   */
+  close(): void {
+    this.#isClosed = true;
+    clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+    while (this.#queue.length > 0) this.#runBatch();
+  }
+
   #onTurn(): void {
     this.#scheduled = undefined;
     this.#runBatch();
@@ -125,7 +95,6 @@ export class SqliteGroupCommit {
 
   #runBatch(): void {
     const batch = this.#take();
-    this.#isRunning = true;
     let outcomes: Outcome[];
     try {
       outcomes = this.#transaction(batch);
@@ -134,8 +103,6 @@ export class SqliteGroupCommit {
       // the transaction so the next batch can begin.
       outcomes = batch.map((op) => ({ error: storeFailure(err, op.operation) }));
       this.#abort();
-    } finally {
-      this.#isRunning = false;
     }
     // Settle in call order, after the commit; continuations run later, on the microtask queue.
     outcomes.forEach((outcome, i) => {
@@ -164,13 +131,13 @@ export class SqliteGroupCommit {
   /** Runs `batch` in one transaction; returns one outcome per operation that ran, in order. */
   #transaction(batch: PendingOperation[]): Outcome[] {
     try {
-      (batch.some((op) => op.isWrite) ? this.#beginWrite : this.#beginRead).run();
+      this.#begin.run();
     } catch (err) {
       return batch.map((op) => ({ error: storeFailure(err, op.operation) }));
     }
     const outcomes: Outcome[] = [];
     for (const [i, op] of batch.entries()) {
-      const outcome = op.isWrite ? this.#inSavepoint(op) : this.#read(op);
+      const outcome = this.#inSavepoint(op);
       outcomes.push(outcome);
       if (!this.#db.inTransaction) return this.#abandoned(batch, outcomes, i);
     }
@@ -182,7 +149,7 @@ export class SqliteGroupCommit {
         'settle' in o ? { error: storeFailure(err, batch[i]?.operation ?? 'commit') } : o,
       );
     }
-    this.#onCommitted(outcomes.filter((o, i) => 'settle' in o && batch[i]?.isWrite === true).length);
+    this.#onCommitted(outcomes.filter((o) => 'settle' in o).length);
     return outcomes;
   }
 
@@ -198,15 +165,6 @@ export class SqliteGroupCommit {
         this.#rollbackTo.run();
         this.#release.run();
       }
-      return { error: storeFailure(err, op.operation) };
-    }
-  }
-
-  /** A read changes nothing, so it needs no savepoint to undo. */
-  #read(op: PendingOperation): Outcome {
-    try {
-      return { settle: op.run() };
-    } catch (err) {
       return { error: storeFailure(err, op.operation) };
     }
   }

@@ -2,7 +2,6 @@ import type { Clock } from '../../core/clock.js';
 import type { Envelope } from '../../core/envelope.js';
 import { parseDeliveryId } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery } from '../store.js';
-import { PendingArrivals } from './pending-arrivals.js';
 import type { SqliteChangeFeed } from './sqlite-change-feed.js';
 import { storeFailure } from './sqlite-errors.js';
 import type { SqliteGroupCommit } from './sqlite-group-commit.js';
@@ -19,7 +18,6 @@ export class SqliteMessageWriter {
   readonly #commit: SqliteGroupCommit;
   readonly #feed: SqliteChangeFeed;
   readonly #clock: Clock;
-  readonly #arrivals = new PendingArrivals();
 
   constructor(parts: {
     messages: SqliteMessages;
@@ -34,22 +32,21 @@ export class SqliteMessageWriter {
   }
 
   async append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
-    const result = await this.#arrivals.track(
-      mailbox,
-      this.#commit.write('append', () => this.#messages.append(mailbox, envelope, this.#clock.now())),
+    const result = await this.#commit.write('append', () =>
+      this.#messages.append(mailbox, envelope, this.#clock.now()),
     );
     if (!result.isDuplicate) this.#feed.messagesAvailable(mailbox);
     return result;
   }
 
   /**
-   * When nothing is claimable now and no queued write could change that, resolves null from a
-   * lock-free read without queueing: idle or surplus consumers never take the write lock nor grow a
-   * batch, and the answer is the one the claim would give after the queued writes. Rejects
+   * When the committed state holds nothing claimable, resolves null at once from a lock-free read:
+   * idle or surplus consumers never take the write lock nor wait for a batch. A write still queued
+   * is not seen (it has not happened yet); its commit notifies onAvailable listeners. Rejects
    * STORE_CORRUPT (after committing the row's quarantine, so the next claim moves on) for a bad row.
    */
   async claim(mailbox: string, leaseMs: number): Promise<Delivery | null> {
-    if (!this.#arrivals.has(mailbox) && !this.#hasClaimable(mailbox)) return null;
+    if (!this.#hasClaimable(mailbox)) return null;
     const outcome = await this.#commit.write('claim', () =>
       this.#messages.claim(mailbox, leaseMs, this.#clock.now()),
     );
@@ -67,10 +64,7 @@ export class SqliteMessageWriter {
 
   async nack(deliveryId: string, delayMs: number): Promise<void> {
     const ref = parseDeliveryId(deliveryId);
-    await this.#arrivals.track(
-      ref.mailbox,
-      this.#commit.write('nack', () => this.#messages.nack(ref, delayMs, this.#clock.now())),
-    );
+    await this.#commit.write('nack', () => this.#messages.nack(ref, delayMs, this.#clock.now()));
     this.#feed.messagesAvailable(ref.mailbox);
   }
 
@@ -93,10 +87,8 @@ export class SqliteMessageWriter {
   }
 
   async requeue(envelopeId: string): Promise<DeadLetter[]> {
-    // The mailboxes are known only once the letters are found: count it against every mailbox.
-    const letters = await this.#arrivals.track(
-      null,
-      this.#commit.write('requeueDeadLetter', () => this.#messages.requeue(envelopeId, this.#clock.now())),
+    const letters = await this.#commit.write('requeueDeadLetter', () =>
+      this.#messages.requeue(envelopeId, this.#clock.now()),
     );
     for (const mailbox of new Set(letters.map((l) => l.mailbox))) this.#feed.messagesAvailable(mailbox);
     return letters;

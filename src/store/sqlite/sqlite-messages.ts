@@ -41,6 +41,7 @@ export class SqliteMessages {
   }>;
   readonly #seqOf: Database.Statement<[string, string]>;
   readonly #hasClaimable: Database.Statement<{ mailbox: string; now: number }>;
+  readonly #hasDue: Database.Statement<[string, number]>;
   readonly #promote: Database.Statement<[string, number]>;
   readonly #claimNext: Database.Statement<[number, string]>;
   readonly #quarantine: Database.Statement<[number]>;
@@ -64,6 +65,9 @@ export class SqliteMessages {
         'SELECT EXISTS (SELECT 1 FROM messages WHERE mailbox = @mailbox AND state = 0) OR ' +
           'EXISTS (SELECT 1 FROM messages WHERE mailbox = @mailbox AND state = 1 AND available_at <= @now)',
       )
+      .pluck();
+    this.#hasDue = db
+      .prepare('SELECT 1 FROM messages WHERE mailbox = ? AND state = 1 AND available_at <= ? LIMIT 1')
       .pluck();
     this.#promote = db.prepare(
       'UPDATE messages SET state = 0, is_leased = 0 WHERE mailbox = ? AND state = 1 AND available_at <= ?',
@@ -119,7 +123,8 @@ export class SqliteMessages {
   /** Leases the next claimable message of `mailbox` until `now + leaseMs`. */
   claim(mailbox: string, leaseMs: number, now: number): ClaimOutcome {
     const leaseUntil = now + leaseMs;
-    this.#promote.run(mailbox, now);
+    // A read on the covering index is several times cheaper than an UPDATE that matches nothing.
+    if (this.#hasDue.get(mailbox, now) !== undefined) this.#promote.run(mailbox, now);
     const row = this.#claimNext.get(leaseUntil, mailbox);
     if (row === undefined) return null;
     const { seq } = parseRow(seqRow, row, `messages ${mailbox}`);

@@ -44,10 +44,13 @@ interface Parts {
  * issued during one turn of the event loop run in call order in ONE `BEGIN IMMEDIATE` transaction on
  * the next turn (at most 512 per transaction), each in its own savepoint, so one operation's failure
  * rejects only its own promise. A promise resolves only after its transaction committed, so durability
- * is the same as with a transaction per operation (see {@link SqliteStoreOptions.synchronous}). Reads
- * run at once, without a transaction, when nothing is queued, else in call order behind the queued
- * writes. A claim that would find nothing even after the queued writes answers from a lock-free read
- * and takes no write lock. close() first runs what is queued.
+ * is the same as with a transaction per operation (see {@link SqliteStoreOptions.synchronous}).
+ *
+ * Reads (peek, counts, nextDueAt, kv reads, events) run at once, without a transaction or lock, and
+ * see what is committed: every write whose promise resolved, never one still queued. A claim first
+ * looks, the same way, for anything claimable; when there is nothing it resolves null at once, without
+ * queueing or taking the write lock, so idle consumers never block writers. close() first runs what
+ * is queued.
  *
  * Commits by other connections reach onAvailable listeners (as `null`), kv watches and event follows
  * through a `PRAGMA data_version` poll that runs only while one of them exists. Rows read back are
@@ -135,26 +138,26 @@ export class SqliteStore implements Store {
   }
 
   async peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]> {
-    return this.#read('peek', () => this.#queries.peek(mailbox, options?.limit ?? -1, this.#clock.now()));
+    return this.#run('peek', () => this.#queries.peek(mailbox, options?.limit ?? -1, this.#clock.now()));
   }
 
   async count(mailbox: string): Promise<MailboxCounts> {
-    return this.#read('count', () => this.#queries.count(mailbox, this.#clock.now()));
+    return this.#run('count', () => this.#queries.count(mailbox, this.#clock.now()));
   }
 
   async listMailboxes(): Promise<MailboxCounts[]> {
-    return this.#read('listMailboxes', () => this.#queries.listMailboxes(this.#clock.now()));
+    return this.#run('listMailboxes', () => this.#queries.listMailboxes(this.#clock.now()));
   }
 
   async nextDueAt(mailbox: string): Promise<number | null> {
-    return this.#read('nextDueAt', () => this.#queries.nextDueAt(mailbox));
+    return this.#run('nextDueAt', () => this.#queries.nextDueAt(mailbox));
   }
 
   async listDeadLetters(options?: {
     readonly mailbox?: string;
     readonly limit?: number;
   }): Promise<DeadLetter[]> {
-    return this.#read('listDeadLetters', () =>
+    return this.#run('listDeadLetters', () =>
       this.#queries.listDeadLetters(options?.mailbox, options?.limit ?? -1),
     );
   }
@@ -170,7 +173,7 @@ export class SqliteStore implements Store {
   }
 
   async kvGet(key: string): Promise<KvEntry | null> {
-    return this.#read('kvGet', () => this.#kv.get(key));
+    return this.#run('kvGet', () => this.#kv.get(key));
   }
 
   async kvSet(key: string, value: unknown, options?: KvWriteOptions): Promise<KvEntry> {
@@ -187,16 +190,16 @@ export class SqliteStore implements Store {
   }
 
   async kvList(prefix: string): Promise<KvEntry[]> {
-    return this.#read('kvList', () => this.#kv.list(prefix));
+    return this.#run('kvList', () => this.#kv.list(prefix));
   }
 
   kvWatch(
     prefix: string,
     options: { readonly signal: AbortSignal; readonly afterRevision?: number },
   ): AsyncIterable<KvChange> {
-    // "Changes made after the call": the starting revision is read now, not on the first next(), and
-    // after committing what is queued, so writes issued before the call are not reported as changes.
-    const after = options.afterRevision ?? (this.#isClosed ? 0 : this.#revisionNow());
+    // "Changes made after the call": the starting revision is read now, not on the first next().
+    const after =
+      options.afterRevision ?? (this.#isClosed ? 0 : this.#run('kvWatch', () => this.#kv.revision()));
     return this.#follow(
       after,
       options.signal,
@@ -215,7 +218,7 @@ export class SqliteStore implements Store {
   }
 
   async readEvents(options?: { readonly after?: number; readonly limit?: number }): Promise<StoredEvent[]> {
-    return this.#read('readEvents', () => this.#events.read(options?.after ?? 0, options?.limit ?? -1));
+    return this.#run('readEvents', () => this.#events.read(options?.after ?? 0, options?.limit ?? -1));
   }
 
   followEvents(options: {
@@ -231,7 +234,7 @@ export class SqliteStore implements Store {
   }
 
   async lastEventCursor(): Promise<number> {
-    return this.#read('lastEventCursor', () => this.#events.lastCursor());
+    return this.#run('lastEventCursor', () => this.#events.lastCursor());
   }
 
   /**
@@ -265,17 +268,6 @@ export class SqliteStore implements Store {
 
   #assertOpen(): void {
     if (this.#isClosed) throw new MusubiError('STORE_CLOSED', 'SQLite store is closed');
-  }
-
-  /** A read in call order (after the writes still queued), with SQLite failures coded. */
-  #read<T>(operation: string, fn: () => T): Promise<T> {
-    this.#assertOpen();
-    return this.#commit.read(operation, fn);
-  }
-
-  #revisionNow(): number {
-    this.#commit.flush();
-    return this.#run('kvWatch', () => this.#kv.revision());
   }
 
   /** Runs one operation on the open connection now, turning SQLite failures into coded errors. */
