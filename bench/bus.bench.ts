@@ -1,6 +1,9 @@
-// send -> receive -> ack throughput and latency for every store, 1 and 32 consumers, against a raw
-// better-sqlite3 baseline (insert, then select + delete, one transaction each) in the same run; plus the
-// in-process wake-up latency of a waiting receive.
+// send -> receive -> ack throughput and latency for every store, against a raw better-sqlite3 baseline
+// (insert, then select + delete, one transaction each) in the same run: one sequential producer with 1
+// and 32 consumers, then 16 concurrent producers (each awaiting its own sends) with 32 consumers, which
+// is where the SQLite store's group commit can put many operations in one transaction. The store rows
+// call the Store port directly (append, claim, ack, each awaited), without the bus, so they compare
+// with the raw baseline. Plus the in-process wake-up latency of a waiting receive.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +37,12 @@ function makeBus(store: Store): Bus {
   });
 }
 
-async function throughput(name: string, count: number, consumers: number): Promise<BenchRow> {
+async function throughput(
+  name: string,
+  count: number,
+  options: { consumers: number; producers: number },
+): Promise<BenchRow> {
+  const { consumers, producers } = options;
   const store = stores[name]!();
   const bus = makeBus(store);
   const sentAt = new Map<string, number>();
@@ -52,11 +60,15 @@ async function throughput(name: string, count: number, consumers: number): Promi
     }
   };
   const workers = Array.from({ length: consumers }, consume);
-  for (let i = 0; i < count; i++) {
-    const id = `m${i}`;
-    sentAt.set(id, performance.now());
-    await bus.send({ id, from: 'bench', to: 'bench', type: 'load', body: 'x'.repeat(100) });
-  }
+  // Producer p sends messages p, p + producers, p + 2 * producers, ..., each awaited before the next.
+  const produce = async (p: number): Promise<void> => {
+    for (let i = p; i < count; i += producers) {
+      const id = `m${i}`;
+      sentAt.set(id, performance.now());
+      await bus.send({ id, from: 'bench', to: 'bench', type: 'load', body: 'x'.repeat(100) });
+    }
+  };
+  await Promise.all(Array.from({ length: producers }, (_, p) => produce(p)));
   await Promise.all(workers);
   const seconds = (performance.now() - started) / 1000;
   const peak = rss.stop();
@@ -64,7 +76,50 @@ async function throughput(name: string, count: number, consumers: number): Promi
   await store.close();
   return {
     implementation: `${name} (bus)`,
+    producers,
     consumers,
+    messages: count,
+    'msgs/s': count / seconds,
+    'p50 ms': percentile(latencies, 50),
+    'p99 ms': percentile(latencies, 99),
+    'peak RSS MB': peak / 2 ** 20,
+  };
+}
+
+/** `workers` loops, each appending one message, claiming one and acking it, awaiting every call. */
+async function storeOnly(name: string, count: number, workers: number): Promise<BenchRow> {
+  const store = stores[name]!();
+  const latencies: number[] = [];
+  const rss = trackPeakRss();
+  const started = performance.now();
+  const work = async (w: number): Promise<void> => {
+    for (let i = w; i < count; i += workers) {
+      const t0 = performance.now();
+      await store.append('bench', {
+        id: `m${i}`,
+        from: 'bench',
+        to: 'bench',
+        type: 'load',
+        priority: 'normal',
+        headers: {},
+        body: 'x'.repeat(100),
+        createdAt: Date.now(),
+        attempt: 0,
+      });
+      let delivery = await store.claim('bench', { leaseMs: 30_000 });
+      while (delivery === null) delivery = await store.claim('bench', { leaseMs: 30_000 });
+      await store.ack(delivery.deliveryId);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, (_, w) => work(w)));
+  const seconds = (performance.now() - started) / 1000;
+  const peak = rss.stop();
+  await store.close();
+  return {
+    implementation: `${name} (store)`,
+    producers: workers,
+    consumers: workers,
     messages: count,
     'msgs/s': count / seconds,
     'p50 ms': percentile(latencies, 50),
@@ -99,6 +154,7 @@ function rawSqliteBaseline(count: number): BenchRow {
   db.close();
   return {
     implementation: 'baseline: raw better-sqlite3',
+    producers: 1,
     consumers: 1,
     messages: count,
     'msgs/s': count / seconds,
@@ -134,11 +190,19 @@ async function wakeUp(name: string, rounds: number): Promise<BenchRow> {
 
 try {
   const rows: BenchRow[] = [rawSqliteBaseline(20_000)];
-  for (const consumers of [1, 32]) {
-    rows.push(await throughput('memory', 50_000, consumers));
-    rows.push(await throughput('sqlite', 20_000, consumers));
+  for (const shape of [
+    { producers: 1, consumers: 1 },
+    { producers: 1, consumers: 32 },
+    { producers: 16, consumers: 32 },
+  ]) {
+    rows.push(await throughput('memory', 50_000, shape));
+    rows.push(await throughput('sqlite', 20_000, shape));
   }
-  printTable('bus: send -> receive -> ack (one process, WAL, synchronous=NORMAL)', rows);
+  for (const workers of [1, 16]) {
+    rows.push(await storeOnly('memory', 50_000, workers));
+    rows.push(await storeOnly('sqlite', 20_000, workers));
+  }
+  printTable('send -> receive -> ack (one process, WAL, synchronous=NORMAL)', rows);
   printTable('bus: in-process receive wake-up (send -> waiting receive resolves)', [
     await wakeUp('memory', 2_000),
     await wakeUp('sqlite', 2_000),
