@@ -28,14 +28,7 @@ describe('igniteMessageOf', () => {
   });
 
   it('turns plain text into body field message that reads back exactly', () => {
-    for (const text of [
-      'hello',
-      'two\nlines\n',
-      '  indented\n\n',
-      'is it? "quoted" #hash',
-      '',
-      '- a\n- b',
-    ]) {
+    for (const text of ['hello', 'two\nlines\n', '  indented\n\n', 'is it? "quoted" #hash', '', '- a\n- b']) {
       const message = igniteMessageOf(envelope('message', text));
       expect(parse(message.body)).toEqual({ message: text });
     }
