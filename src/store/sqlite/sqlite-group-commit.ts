@@ -44,7 +44,10 @@ export class SqliteGroupCommit {
   #scheduled: NodeJS.Immediate | undefined;
   #isClosed = false;
 
-  /** `onCommitted` hears, after each COMMIT, how many writes it made durable. */
+  /**
+   * `onCommitted` hears, right after each COMMIT, how many writes it made durable. It must not throw:
+   * it runs before the batch's promises settle.
+   */
   constructor(db: Database.Database, options: { onCommitted: (writes: number) => void }) {
     this.#db = db;
     this.#onCommitted = options.onCommitted;
