@@ -135,9 +135,12 @@ describe('yadon CLI', () => {
       expect((await lstat(join(sock, 'yadon-host.pid'))).mode & 0o777).toBe(0o600);
 
       const bubbles = startYadon(['bubbles', '--all'], work, env);
-      const [status, statusJson, send, say, second] = await Promise.all([
+      // Status first: run beside `_send` it could catch the manager busy with that task.
+      const [status, statusJson] = await Promise.all([
         yadon(['status'], work, env),
         yadon(['_status'], work, env),
+      ]);
+      const [send, say, second] = await Promise.all([
         yadon(['_send', 'write a.txt A', '--project-dir', work], work, env),
         yadon(['say', '1', 'こんにちは', '--type', 'hook'], work, env),
         yadon(['host', work], work, env),
