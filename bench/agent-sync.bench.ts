@@ -83,10 +83,16 @@ interface Child {
   readonly port: number;
 }
 
+/** `BENCH_PROFILE_DIR=<dir>` writes a V8 CPU profile of each server child there (for finding hot spots). */
+function profileArgs(kind: string): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  return dir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(dir, kind)];
+}
+
 function startChild(kind: string, dir: string): Promise<Child> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind, dir],
+    [...profileArgs(kind), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind, dir],
     {
       cwd: join(here, '..'),
       stdio: ['pipe', 'pipe', 'inherit'],
