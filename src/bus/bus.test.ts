@@ -140,6 +140,49 @@ describe('bus - delivery', () => {
   });
 });
 
+describe('bus - take', () => {
+  it('removes a ready message so a later receive gets nothing', async () => {
+    const { bus, store } = setup();
+    const { envelope } = await bus.send({ from: 'a', to: 'w', type: 't', body: 'handed on' });
+    expect(await bus.take('w', envelope.id)).toBe(true);
+    expect(await bus.receive('w', { timeoutMs: 0 })).toBeNull();
+    expect((await store.readEvents()).at(-1)).toMatchObject({
+      type: 'message.acked',
+      messageId: envelope.id,
+    });
+    expect(await bus.take('w', envelope.id)).toBe(false);
+  });
+
+  it('resolves false for a message leased by a receive, whose holder can still ack it', async () => {
+    const { bus } = setup();
+    await bus.send({ from: 'a', to: 'w', type: 't', id: 'job-1' });
+    const delivery = await bus.receive('w', { timeoutMs: 0 });
+    expect(await bus.take('w', 'job-1')).toBe(false);
+    await bus.ack(delivery?.deliveryId ?? '');
+    expect((await bus.count('w')).total).toBe(0);
+  });
+
+  it.each([['../x'], [''], ['a/b']])('rejects mailbox name %j with MAILBOX_NAME_INVALID', async (name) => {
+    const { bus } = setup();
+    await expectCode(bus.take(name, 'job-1'), 'MAILBOX_NAME_INVALID');
+  });
+
+  it('resolves false without asking the store for an id no envelope can have', async () => {
+    const { bus, store } = setup();
+    await bus.send({ from: 'a', to: 'w', type: 't', id: 'job-1' });
+    for (const id of ['', 'a:b', '../job-1', 'x'.repeat(200), 42 as unknown as string]) {
+      expect(await bus.take('w', id)).toBe(false);
+    }
+    expect((await store.count('w')).total).toBe(1);
+  });
+
+  it('rejects BUS_CLOSED after close', async () => {
+    const { bus } = setup();
+    await bus.close();
+    await expectCode(bus.take('w', 'job-1'), 'BUS_CLOSED');
+  });
+});
+
 describe('bus - retries and dead letters', () => {
   it('retries after a full-jitter backoff then dead-letters with an escalation event', async () => {
     const { bus, clock, store } = setup({ random: () => 0.5 });

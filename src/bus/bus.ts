@@ -187,6 +187,13 @@ export function createBus(options: CreateBusOptions): Bus {
       assertOpen();
       await store.ack(checkDeliveryId(deliveryId));
     },
+    async take(mailboxName, envelopeId): Promise<boolean> {
+      assertOpen();
+      const mailbox = assertMailboxName(mailboxName);
+      // An id the envelope schema would reject was never sent, so there is nothing to take.
+      if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId)) return false;
+      return store.take(mailbox, envelopeId);
+    },
     nack,
     async extend(deliveryId, opts = {}): Promise<Delivery> {
       assertOpen();

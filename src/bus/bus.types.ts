@@ -46,6 +46,12 @@ export interface Bus extends AsyncDisposable {
   receive(mailbox: string, options?: ReceiveOptions): Promise<Delivery | null>;
   ack(deliveryId: string): Promise<void>;
   /**
+   * Removes the message `envelopeId` from `mailbox` if it can be claimed now, without a lease (see
+   * Store.take). Resolves false when it could not (gone, leased by someone, delayed or dead). Rejects
+   * MAILBOX_NAME_INVALID for a bad name.
+   */
+  take(mailbox: string, envelopeId: string): Promise<boolean>;
+  /**
    * Gives a message back. Without `delayMs` the retry policy picks the delay (exponential backoff, full
    * jitter); when the attempts are used up the message is dead-lettered and an `escalation` event sent.
    */

@@ -9,6 +9,7 @@ import { kvCases } from './conformance/kv-cases.js';
 import { leaseCases } from './conformance/lease-cases.js';
 import { lifecycleCases } from './conformance/lifecycle-cases.js';
 import { messageCases } from './conformance/message-cases.js';
+import { takeCases } from './conformance/take-cases.js';
 import type { Store } from './store.js';
 
 /** Options for {@link describeStoreConformance}. */
@@ -60,6 +61,7 @@ export function describeStoreConformance(
 
     describe('messages', () => messageCases(context));
     describe('leases', () => leaseCases(context));
+    describe('take', () => takeCases(context));
     describe('dead letters', () => deadLetterCases(context));
     describe('inspection', () => inspectionCases(context));
     describe('onAvailable', () => availableCases(context));

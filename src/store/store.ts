@@ -101,6 +101,15 @@ export interface Store extends AsyncDisposable {
   /** Removes the delivered message. Throws LEASE_EXPIRED or NOT_FOUND. */
   ack(deliveryId: string): Promise<void>;
 
+  /**
+   * Removes the message with this envelope id from `mailbox` when it is claimable now (see claim) — a
+   * claim and its ack in one step, for a consumer that has already handed the message on and holds no
+   * lease (agent_sync removes what a listen reply carried once the reply is written). Records
+   * `message.acked`. Resolves true when it removed the message; false, changing nothing, when `mailbox`
+   * holds no claimable message with that id (never sent, acked, leased by someone, delayed, or dead).
+   */
+  take(mailbox: string, envelopeId: string): Promise<boolean>;
+
   /** Ends the lease; the message becomes claimable again after `delayMs`. Throws LEASE_EXPIRED or NOT_FOUND. */
   nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void>;
 

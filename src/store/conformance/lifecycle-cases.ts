@@ -15,6 +15,7 @@ function asyncVerbs(store: Store, deliveryId: string): Record<string, () => Prom
     append: () => store.append('bob', envelope('late')),
     claim: () => store.claim('bob', { leaseMs: 1_000 }),
     ack: () => store.ack(deliveryId),
+    take: () => store.take('bob', 'm'),
     nack: () => store.nack(deliveryId, { delayMs: 0 }),
     extend: () => store.extend(deliveryId, { leaseMs: 1_000 }),
     deadLetter: () => store.deadLetter(deliveryId, { reason: 'x' }),

@@ -74,6 +74,15 @@ export function messageCases({ test, store, clock }: ConformanceContext): void {
     expect((await store().count('bob')).total).toBe(1);
   });
 
+  test('appends a new message under an id that was acked', async () => {
+    const first = await store().append('bob', envelope('same', { body: 'first' }));
+    await store().ack((await claimOne(store(), 'bob')).deliveryId);
+    const again = await store().append('bob', envelope('same', { body: 'second' }));
+    expect(again.isDuplicate).toBe(false);
+    expect(again.seq).toBeGreaterThan(first.seq);
+    expect((await claimOne(store(), 'bob')).envelope).toMatchObject({ body: 'second', attempt: 1 });
+  });
+
   test('keeps two messages when one envelope id is appended to two mailboxes', async () => {
     const toBob = await store().append('bob', envelope('shared'));
     const toCarol = await store().append('carol', envelope('shared', { to: 'carol' }));

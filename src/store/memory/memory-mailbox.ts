@@ -75,6 +75,15 @@ export class MemoryMailbox {
   }
 
   /**
+   * The live message `envelopeId` when a claim could hand it out at `now` (no delay left and no lease,
+   * or the lease ended), else undefined. O(1): its heap entries turn stale once it is removed.
+   */
+  claimable(envelopeId: string, now: number): MessageRecord | undefined {
+    const record = this.messages.get(envelopeId);
+    return record !== undefined && record.availableAt <= now ? record : undefined;
+  }
+
+  /**
    * The record holding the live lease named by `ref`. Throws NOT_FOUND when the message is gone or the
    * attempt was never handed out, LEASE_EXPIRED when the lease passed, ended, or was superseded.
    */
@@ -105,7 +114,7 @@ export class MemoryMailbox {
     this.#place(record, now);
   }
 
-  /** Removes a live message (ack or dead-letter); its heap entries turn stale. */
+  /** Removes a live message (ack, take or dead-letter); its heap entries turn stale. */
   remove(record: MessageRecord): void {
     record.version++;
     this.messages.delete(record.envelope.id);

@@ -76,6 +76,15 @@ export class JournalWriter {
    * for that message afterwards (undefined when it is acked or gone).
    */
   async refresh(subject: string): Promise<MessageEntry | undefined> {
+    return (await this.refreshRevision(subject)).entry;
+  }
+
+  /**
+   * Like {@link JournalWriter.refresh}, plus the sequence of the newest record read (0 when the subject
+   * holds none). With no entry that is the revision a new message under an acked id must expect: the
+   * view forgets an ack's revision once the follower has passed it.
+   */
+  async refreshRevision(subject: string): Promise<{ entry: MessageEntry | undefined; revision: number }> {
     const { jsm, names, view, clock } = this.#o;
     const followedAtStart = view.followedSeq;
     const stored = await natsCall('reading a message record', () =>
@@ -87,11 +96,12 @@ export class JournalWriter {
       if (parts !== null && view.revisionOf(subject) <= followedAtStart) {
         view.forget(subject, parts.mailbox, parts.envelopeId);
       }
-      return undefined;
+      return { entry: undefined, revision: 0 };
     }
     const record = parseJournalRecord(stored.string(), stored.seq);
     view.apply(subject, stored.seq, record, { now: clock.now(), isFetched: true });
-    return parts === null ? undefined : view.entry(parts.mailbox, parts.envelopeId);
+    const entry = parts === null ? undefined : view.entry(parts.mailbox, parts.envelopeId);
+    return { entry, revision: stored.seq };
   }
 
   /** The newest record of every subject matching `filter` (a wildcard), read from the server. */

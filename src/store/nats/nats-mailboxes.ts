@@ -51,6 +51,11 @@ function leaseProblem(ref: DeliveryRef, entry: MessageEntry | undefined, now: nu
   return null;
 }
 
+/** True when a claim could hand out `entry`'s message at `now`: live, no delay left, no live lease. */
+function isClaimableAt(entry: MessageEntry | undefined, now: number): entry is MessageEntry {
+  return entry !== undefined && entry.record.op !== 'dead' && entry.record.availableAt <= now;
+}
+
 function tooBusy(subject: string): MusubiError {
   return new MusubiError('STORE_UNAVAILABLE', `NATS store: ${subject} kept changing; gave up`);
 }
@@ -89,9 +94,9 @@ export class NatsMailboxes {
         this.#o.listeners.notify(mailbox);
         return { seq, isDuplicate: false };
       }
-      const current = await writer.refresh(subject);
-      if (current !== undefined) return { seq: current.position, isDuplicate: true };
-      expected = view.revisionOf(subject);
+      const current = await writer.refreshRevision(subject);
+      if (current.entry !== undefined) return { seq: current.entry.position, isDuplicate: true };
+      expected = current.revision;
     }
     throw tooBusy(subject);
   }
@@ -129,6 +134,30 @@ export class NatsMailboxes {
       messageId: entry.record.envelope.id,
       at: now,
     }));
+  }
+
+  /**
+   * Writes an `acked` record for the message when it is claimable now; false when it is not. Like a
+   * lease check, a "no" from the view is confirmed by re-reading the subject, and a lost
+   * compare-and-set re-reads it before deciding again.
+   */
+  async take(mailbox: string, envelopeId: string): Promise<boolean> {
+    const { names, view, writer, clock } = this.#o;
+    const subject = messageSubject(names, mailbox, envelopeId);
+    let entry = view.entry(mailbox, envelopeId);
+    let isFresh = false;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const now = clock.now();
+      if (isClaimableAt(entry, now)) {
+        const record: JournalRecord = { op: 'acked', mailbox, messageId: envelopeId, at: now };
+        if ((await writer.write(subject, record, entry.revision)) !== 'conflict') return true;
+      } else if (isFresh) {
+        return false;
+      }
+      entry = await writer.refresh(subject);
+      isFresh = true;
+    }
+    throw tooBusy(subject);
   }
 
   async nack(deliveryId: string, delayMs: number): Promise<void> {

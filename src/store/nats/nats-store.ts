@@ -83,6 +83,10 @@ export class NatsStore implements Store {
     return this.#run(() => this.#mailboxes.ack(deliveryId));
   }
 
+  take(mailbox: string, envelopeId: string): Promise<boolean> {
+    return this.#run(() => this.#mailboxes.take(mailbox, envelopeId));
+  }
+
   nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void> {
     return this.#run(() => this.#mailboxes.nack(deliveryId, options.delayMs));
   }
