@@ -62,6 +62,14 @@ export class SqliteMessageWriter {
     this.#feed.events.notify();
   }
 
+  async take(mailbox: string, envelopeId: string): Promise<boolean> {
+    const isTaken = await this.#commit.write('take', () =>
+      this.#messages.take(mailbox, envelopeId, this.#clock.now()),
+    );
+    if (isTaken) this.#feed.events.notify();
+    return isTaken;
+  }
+
   async nack(deliveryId: string, delayMs: number): Promise<void> {
     const ref = parseDeliveryId(deliveryId);
     await this.#commit.write('nack', () => this.#messages.nack(ref, delayMs, this.#clock.now()));

@@ -3,6 +3,7 @@ import { priorityRank, type Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import { formatDeliveryId, type DeliveryRef } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery } from '../store.js';
+import type { EnvelopeCache } from './envelope-cache.js';
 import type { SqliteEventLog } from './sqlite-event-log.js';
 import { decodeEnvelope, deadRow, deliveryStateRow, leasedRow, parseRow, seqRow } from './sqlite-rows.js';
 import { MessageRowState } from './sqlite-schema.js';
@@ -31,6 +32,7 @@ export type ClaimOutcome = { readonly delivery: Delivery } | { readonly corrupt:
  */
 export class SqliteMessages {
   readonly #events: SqliteEventLog;
+  readonly #cache: EnvelopeCache;
   readonly #insert: Database.Statement<{
     seq: number;
     mailbox: string;
@@ -46,6 +48,7 @@ export class SqliteMessages {
   readonly #claimNext: Database.Statement<[number, string]>;
   readonly #quarantine: Database.Statement<[number]>;
   readonly #ack: Database.Statement<LeaseParams>;
+  readonly #take: Database.Statement<[string, string, number]>;
   readonly #nack: Database.Statement<LeaseParams & { state: number; availableAt: number }>;
   readonly #extend: Database.Statement<LeaseParams & { leaseUntil: number }>;
   readonly #kill: Database.Statement<LeaseParams & { reason: string }>;
@@ -53,8 +56,9 @@ export class SqliteMessages {
   readonly #deadById: Database.Statement<[string]>;
   readonly #deleteSeq: Database.Statement<[number]>;
 
-  constructor(db: Database.Database, options: { events: SqliteEventLog }) {
+  constructor(db: Database.Database, options: { events: SqliteEventLog; cache: EnvelopeCache }) {
     this.#events = options.events;
+    this.#cache = options.cache;
     this.#insert = db.prepare(
       'INSERT INTO messages (seq, mailbox, id, priority, envelope, attempt, state, is_leased, available_at) ' +
         'VALUES (@seq, @mailbox, @id, @priority, @envelope, 0, 0, 0, @now)',
@@ -78,7 +82,11 @@ export class SqliteMessages {
         'RETURNING seq, attempt, envelope, available_at',
     );
     this.#quarantine = db.prepare(`UPDATE messages SET state = ${MessageRowState.quarantined} WHERE seq = ?`);
-    this.#ack = db.prepare(`DELETE FROM messages WHERE ${LEASED}`);
+    this.#ack = db.prepare(`DELETE FROM messages WHERE ${LEASED} RETURNING seq`);
+    this.#take = db.prepare(
+      'DELETE FROM messages WHERE mailbox = ? AND id = ? AND (state = 0 OR (state = 1 AND available_at <= ?)) ' +
+        'RETURNING seq',
+    );
     this.#nack = db.prepare(
       `UPDATE messages SET state = @state, is_leased = 0, available_at = @availableAt WHERE ${LEASED}`,
     );
@@ -130,7 +138,7 @@ export class SqliteMessages {
     const { seq } = parseRow(seqRow, row, `messages ${mailbox}`);
     let delivery: Delivery;
     try {
-      delivery = toDelivery(mailbox, row);
+      delivery = this.#toDelivery(mailbox, row);
     } catch (err) {
       this.#quarantine.run(seq);
       return { corrupt: err };
@@ -142,10 +150,21 @@ export class SqliteMessages {
 
   ack(ref: DeliveryRef, now: number): void {
     this.#leaseWrite(ref, now, (params) => {
-      if (this.#ack.run(params).changes === 0) return false;
+      const row = this.#ack.get(params);
+      if (row === undefined) return false;
+      this.#cache.forget(parseRow(seqRow, row, `messages ${ref.mailbox}`).seq);
       this.#events.insert({ type: 'message.acked', mailbox: ref.mailbox, messageId: ref.envelopeId }, now);
       return true;
     });
+  }
+
+  /** Removes message `id` of `mailbox` if claimable at `now`; false when there is none such. */
+  take(mailbox: string, id: string, now: number): boolean {
+    const row = this.#take.get(mailbox, id, now);
+    if (row === undefined) return false;
+    this.#cache.forget(parseRow(seqRow, row, `messages ${mailbox}`).seq);
+    this.#events.insert({ type: 'message.acked', mailbox, messageId: id }, now);
+    return true;
   }
 
   nack(ref: DeliveryRef, delayMs: number, now: number): void {
@@ -165,7 +184,7 @@ export class SqliteMessages {
     return this.#leaseWrite(ref, now, (params) => {
       const row = this.#extend.get({ ...params, leaseUntil: now + leaseMs });
       if (row === undefined) return false;
-      const delivery = toDelivery(ref.mailbox, row);
+      const delivery = this.#toDelivery(ref.mailbox, row);
       const { leaseUntil } = delivery;
       this.#events.insert(
         { type: 'message.lease_extended', mailbox: ref.mailbox, messageId: ref.envelopeId, leaseUntil },
@@ -197,6 +216,7 @@ export class SqliteMessages {
       throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
     for (const { seq, letter } of letters) {
       this.#deleteSeq.run(seq);
+      this.#cache.forget(seq);
       const requeued = { type: 'message.requeued', mailbox: letter.mailbox, messageId: envelopeId } as const;
       this.#insertRow(letter.mailbox, letter.envelope, this.#events.insert(requeued, now).cursor, now);
     }
@@ -205,14 +225,29 @@ export class SqliteMessages {
 
   /** Inserts a ready message with attempt 0; `seq` is the cursor of the event recording it. */
   #insertRow(mailbox: string, envelope: Envelope, seq: number, now: number): void {
+    const text = JSON.stringify({ ...envelope, attempt: 0 });
     this.#insert.run({
       seq,
       mailbox,
       id: envelope.id,
       priority: priorityRank(envelope.priority),
-      envelope: JSON.stringify({ ...envelope, attempt: 0 }),
+      envelope: text,
       now,
     });
+    this.#cache.remember(seq, text);
+  }
+
+  /** Decodes a leased row (seq, attempt, envelope, available_at) into a Delivery. */
+  #toDelivery(mailbox: string, row: unknown): Delivery {
+    const where = `messages ${mailbox}`;
+    const { seq, attempt, envelope: text, available_at: leaseUntil } = parseRow(leasedRow, row, where);
+    const envelope = this.#cache.decode(seq, text, attempt, where);
+    return {
+      deliveryId: formatDeliveryId({ mailbox, envelopeId: envelope.id, attempt }),
+      mailbox,
+      envelope,
+      leaseUntil,
+    };
   }
 
   /**
@@ -235,18 +270,6 @@ export class SqliteMessages {
     }
     return new MusubiError('LEASE_EXPIRED', `the lease of delivery ${name} has ended`);
   }
-}
-
-function toDelivery(mailbox: string, row: unknown): Delivery {
-  const where = `messages ${mailbox}`;
-  const { attempt, envelope: text, available_at: leaseUntil } = parseRow(leasedRow, row, where);
-  const envelope = decodeEnvelope(text, attempt, where);
-  return {
-    deliveryId: formatDeliveryId({ mailbox, envelopeId: envelope.id, attempt }),
-    mailbox,
-    envelope,
-    leaseUntil,
-  };
 }
 
 /** Decodes a dead-letter row (seq, mailbox, attempt, envelope, dead_reason, dead_at). */

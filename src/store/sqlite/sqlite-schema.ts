@@ -59,8 +59,14 @@ CREATE TABLE events (
 );
 `;
 
+/**
+ * Version 2: peek reads live messages in delivery order from an index instead of sorting the
+ * mailbox on every call (`messages_ready` alone skips leased and delayed rows, which peek shows).
+ */
+const V2 = `CREATE INDEX messages_live ON messages (mailbox, priority, seq) WHERE state IN (0, 1);`;
+
 /** Migration n moves a database from schema version n to n + 1 (PRAGMA user_version). */
-const MIGRATIONS: readonly ((db: Database.Database) => void)[] = [(db) => db.exec(V1)];
+const MIGRATIONS: readonly ((db: Database.Database) => void)[] = [(db) => db.exec(V1), (db) => db.exec(V2)];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -20,6 +20,7 @@ import { openDatabase } from './sqlite-connection.js';
 import { SqliteChangeFeed } from './sqlite-change-feed.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { storeFailure } from './sqlite-errors.js';
+import { EnvelopeCache } from './envelope-cache.js';
 import { SqliteEventLog } from './sqlite-event-log.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import { SqliteKv } from './sqlite-kv.js';
@@ -97,10 +98,11 @@ export class SqliteStore implements Store {
     });
     this.#events = new SqliteEventLog(db, { retention: parts.eventRetention });
     this.#kv = new SqliteKv(db, { retention: parts.eventRetention });
-    this.#queries = new SqliteMailboxQueries(db);
+    const cache = new EnvelopeCache();
+    this.#queries = new SqliteMailboxQueries(db, { cache });
     this.#feed = new SqliteChangeFeed(db, { pollIntervalMs: parts.pollIntervalMs });
     this.#writer = new SqliteMessageWriter({
-      messages: new SqliteMessages(db, { events: this.#events }),
+      messages: new SqliteMessages(db, { events: this.#events, cache }),
       commit: this.#commit,
       feed: this.#feed,
       clock: this.#clock,
@@ -120,6 +122,11 @@ export class SqliteStore implements Store {
   async ack(deliveryId: string): Promise<void> {
     this.#assertOpen();
     return this.#writer.ack(deliveryId);
+  }
+
+  async take(mailbox: string, envelopeId: string): Promise<boolean> {
+    this.#assertOpen();
+    return this.#writer.take(mailbox, envelopeId);
   }
 
   async nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void> {
