@@ -1,25 +1,23 @@
 import type { Bus } from '../../bus/bus.types.js';
 import type { EnvelopeInput } from '../../core/envelope.js';
 import type { Logger } from '../../core/logger.js';
-import type { Delivery } from '../../store/store.js';
 import { envelopeItem } from './mail-item.js';
 import { takeWithinBudget, type Reservation } from './reservation.js';
 
-/** Lease taken while a reserved message is removed; it is acked at once, so this only bounds a crash. */
-const COMMIT_LEASE_MS = 60_000;
+/** Lease taken while a fresh start drains a mailbox; each message is acked at once. */
+const DRAIN_LEASE_MS = 60_000;
 const FIRST_PEEK = 64;
 
 /**
  * agent_sync mailboxes that are bus mailboxes. A listen reserves messages by id without claiming them
- * (so a reply that is never written costs no delivery attempt); the commit claims and acks exactly the
- * reserved ids. A claim that returns a message reserved by another in-flight reply holds that delivery
- * for its own commit; anything else claimed on the way is given back at once.
+ * (so a reply that is never written costs no delivery attempt and nothing has to be given back); the
+ * commit takes exactly the reserved ids out of the mailbox with {@link Bus.take}, all in one go, so a
+ * store with group commit writes them in one transaction.
  */
 export class BusMailboxes {
   readonly #bus: Bus;
   readonly #logger: Logger;
   readonly #reserved = new Map<string, Set<string>>();
-  readonly #held = new Map<string, Map<string, Delivery>>();
 
   constructor(options: { readonly bus: Bus; readonly logger: Logger }) {
     this.#bus = options.bus;
@@ -63,7 +61,7 @@ export class BusMailboxes {
       return {
         items: taken.map((t) => t.item),
         commit: () => this.#commit(mailbox, ids),
-        release: () => this.#release(mailbox, ids),
+        release: () => Promise.resolve(this.#unreserve(mailbox, ids)),
       };
     }
   }
@@ -72,7 +70,7 @@ export class BusMailboxes {
   async drain(mailbox: string): Promise<number> {
     let removed = 0;
     for (;;) {
-      const delivery = await this.#bus.receive(mailbox, { timeoutMs: 0, leaseMs: COMMIT_LEASE_MS });
+      const delivery = await this.#bus.receive(mailbox, { timeoutMs: 0, leaseMs: DRAIN_LEASE_MS });
       if (delivery === null) return removed;
       await this.#bus.ack(delivery.deliveryId);
       removed++;
@@ -80,58 +78,23 @@ export class BusMailboxes {
   }
 
   async #commit(mailbox: string, ids: readonly string[]): Promise<void> {
-    const held = this.#held.get(mailbox) ?? new Map<string, Delivery>();
-    this.#held.set(mailbox, held);
     try {
-      for (const id of ids) {
-        const delivery = held.get(id) ?? (await this.#claimUntil(mailbox, id, held));
-        held.delete(id);
-        if (delivery !== null) await this.#ack(delivery);
-      }
+      await Promise.all(ids.map((id) => this.#take(mailbox, id)));
     } finally {
       this.#unreserve(mailbox, ids);
-      await this.#giveBackUnreserved(mailbox, held);
     }
   }
 
-  async #release(mailbox: string, ids: readonly string[]): Promise<void> {
-    this.#unreserve(mailbox, ids);
-    const held = this.#held.get(mailbox);
-    if (held !== undefined) await this.#giveBackUnreserved(mailbox, held);
-  }
-
-  async #claimUntil(mailbox: string, id: string, held: Map<string, Delivery>): Promise<Delivery | null> {
-    for (;;) {
-      const delivery = await this.#bus.receive(mailbox, { timeoutMs: 0, leaseMs: COMMIT_LEASE_MS });
-      if (delivery === null) {
-        this.#logger.warn({ mailbox, messageId: id }, 'reserved message was taken by someone else');
-        return null;
-      }
-      if (delivery.envelope.id === id) return delivery;
-      held.set(delivery.envelope.id, delivery);
-    }
-  }
-
-  async #ack(delivery: Delivery): Promise<void> {
+  async #take(mailbox: string, id: string): Promise<void> {
     try {
-      await this.#bus.ack(delivery.deliveryId);
+      if (!(await this.#bus.take(mailbox, id))) {
+        // Another consumer of the bus mailbox claimed it after the reply was made: it is delivered twice.
+        this.#logger.warn({ mailbox, messageId: id }, 'reserved message was taken by someone else');
+      }
     } catch (err) {
-      // The reply was written; a failed ack only means the message may be delivered once more.
-      this.#logger.warn({ mailbox: delivery.mailbox, messageId: delivery.envelope.id, err }, 'ack failed');
+      // The reply was written; a failed take only means the message may be delivered once more.
+      this.#logger.warn({ mailbox, messageId: id, err }, 'could not remove a delivered message');
     }
-  }
-
-  /** Returns held deliveries no in-flight reservation wants (delay 0: they keep their place). */
-  async #giveBackUnreserved(mailbox: string, held: Map<string, Delivery>): Promise<void> {
-    const reserved = this.#reserved.get(mailbox);
-    for (const [id, delivery] of [...held]) {
-      if (reserved?.has(id) === true) continue;
-      held.delete(id);
-      await this.#bus.nack(delivery.deliveryId, { delayMs: 0 }).catch((err: unknown) => {
-        this.#logger.warn({ mailbox, messageId: id, err }, 'could not give a message back');
-      });
-    }
-    if (held.size === 0) this.#held.delete(mailbox);
   }
 
   #unreserve(mailbox: string, ids: readonly string[]): void {
