@@ -18,6 +18,8 @@ export class BusMailboxes {
   readonly #bus: Bus;
   readonly #logger: Logger;
   readonly #reserved = new Map<string, Set<string>>();
+  /** Per mailbox, the removals still running (see Reservation.commitsAlone). */
+  readonly #removing = new Map<string, Set<Promise<void>>>();
 
   constructor(options: { readonly bus: Bus; readonly logger: Logger }) {
     this.#bus = options.bus;
@@ -30,6 +32,8 @@ export class BusMailboxes {
 
   /** Messages in the mailbox, reserved ones included (0 for a mailbox never used; nothing is created). */
   async pending(mailbox: string): Promise<number> {
+    const removing = this.#removing.get(mailbox);
+    if (removing !== undefined) await Promise.all(removing);
     return (await this.#bus.count(mailbox)).total;
   }
 
@@ -61,6 +65,7 @@ export class BusMailboxes {
       return {
         items: taken.map((t) => t.item),
         commit: () => this.#commit(mailbox, ids),
+        commitsAlone: true,
         release: () => Promise.resolve(this.#unreserve(mailbox, ids)),
       };
     }
@@ -77,12 +82,17 @@ export class BusMailboxes {
     }
   }
 
-  async #commit(mailbox: string, ids: readonly string[]): Promise<void> {
-    try {
-      await Promise.all(ids.map((id) => this.#take(mailbox, id)));
-    } finally {
+  /** Takes the ids out of the mailbox; never rejects (a failure is logged: see #take). */
+  #commit(mailbox: string, ids: readonly string[]): Promise<void> {
+    const removing = this.#removing.get(mailbox) ?? new Set<Promise<void>>();
+    this.#removing.set(mailbox, removing);
+    const removal = Promise.all(ids.map((id) => this.#take(mailbox, id))).then(() => {
       this.#unreserve(mailbox, ids);
-    }
+      removing.delete(removal);
+      if (removing.size === 0 && this.#removing.get(mailbox) === removing) this.#removing.delete(mailbox);
+    });
+    removing.add(removal);
+    return removal;
   }
 
   async #take(mailbox: string, id: string): Promise<void> {

@@ -75,10 +75,15 @@ export class ListenScheduler {
   }
 
   /**
-   * After a listen reply: removes its messages when the reply was written, else puts them back. Queued
-   * synchronously, so requests arriving later see the removal.
+   * After a listen reply: removes its messages when the reply was written, else puts them back. Started
+   * or queued synchronously, so requests arriving later see the removal (see Reservation.commitsAlone).
    */
   settle(reservation: Reservation, isWritten: boolean): Promise<void> {
+    if (isWritten && reservation.commitsAlone) {
+      return reservation
+        .commit()
+        .catch((err: unknown) => this.#o.logger.error({ err }, 'could not settle a listen reservation'));
+    }
     return this.#o.locks
       .mailboxes([reservation.mailboxKey], async () => {
         if (isWritten) return reservation.commit();

@@ -62,6 +62,7 @@ export class PrivateMailboxes {
         const now = await this.#load(digest, '', true);
         await this.#write(digest, now, { ...now.box, items: now.box.items.filter((i) => !seqs.has(i.seq)) });
       },
+      commitsAlone: false,
       release: async () => unreserve(),
     };
   }

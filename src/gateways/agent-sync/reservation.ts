@@ -6,8 +6,17 @@ export interface Reservation {
   readonly mailboxKey: string;
   /** The reserved items, head of the mailbox first. */
   readonly items: readonly RenderedItem[];
-  /** Removes the items from the mailbox (after the reply was written). Run inside the command queue. */
+  /**
+   * Removes the items from the mailbox (after the reply was written). Run inside the command queue
+   * unless `commitsAlone`.
+   */
   commit(): Promise<void>;
+  /**
+   * True when commit needs no command lock: until it has finished the items stay reserved (no listen
+   * hands them out again) and the mailbox's pending count waits for it, so later requests see the
+   * removal without queueing behind it.
+   */
+  readonly commitsAlone: boolean;
   /** Puts the items back at the head, in order (the reply could not be written). Run inside the queue. */
   release(): Promise<void>;
 }
