@@ -26,11 +26,17 @@ export class EnvelopeCache {
   }
 
   /**
-   * Remembers that row `seq` was just written with `text`, the JSON of an envelope the bus validated
-   * (the Store contract), so it is parsed here but not validated again.
+   * Remembers that row `seq` was just written with `text`, the JSON of `envelope`, which the bus
+   * validated (the Store contract). Keeps a copy shaped as decoding gives it: the schema's key order,
+   * attempt 0, no key for an absent thread.
    */
-  remember(seq: number, text: string): void {
-    this.#set(seq, text, JSON.parse(text) as Envelope);
+  remember(seq: number, text: string, envelope: Envelope): void {
+    const { id, from, to, type, priority, thread, headers, body, createdAt } = envelope;
+    const copy: Envelope =
+      thread === undefined
+        ? { id, from, to, type, priority, headers: { ...headers }, body, createdAt, attempt: 0 }
+        : { id, from, to, type, priority, thread, headers: { ...headers }, body, createdAt, attempt: 0 };
+    this.#set(seq, text, copy);
   }
 
   /** The envelope row `seq` holds, with the live `attempt`; throws STORE_CORRUPT for a bad row. */
@@ -40,6 +46,11 @@ export class EnvelopeCache {
     const envelope = decodeEnvelope(text, attempt, where);
     this.#set(seq, text, { ...envelope, attempt: 0 });
     return envelope;
+  }
+
+  /** The remembered seqs, oldest first (for tests and diagnostics). */
+  seqs(): number[] {
+    return [...this.#entries.keys()];
   }
 
   /** Forgets row `seq` (it was deleted). */

@@ -234,7 +234,7 @@ export class SqliteMessages {
       envelope: text,
       now,
     });
-    this.#cache.remember(seq, text);
+    this.#cache.remember(seq, text, envelope);
   }
 
   /** Decodes a leased row (seq, attempt, envelope, available_at) into a Delivery. */
