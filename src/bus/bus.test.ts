@@ -140,6 +140,22 @@ describe('bus - delivery', () => {
   });
 });
 
+describe('bus - wake-ups', () => {
+  it('hands a wake-up on when the woken receive is aborted before it claims', async () => {
+    const { bus } = setup();
+    const first = new AbortController();
+    const aborted = bus.receive('w', { timeoutMs: 60_000, signal: first.signal }).catch((e: unknown) => e);
+    const second = bus.receive('w', { timeoutMs: 60_000 });
+    await new Promise((resolve) => setImmediate(resolve)); // both park, `first` at the head
+    const sending = bus.send({ from: 'a', to: 'w', type: 't', body: 'only one' });
+    first.abort(new Error('gone')); // after the append woke `first`, before it could claim
+    await sending;
+    expect(await aborted).toEqual(new Error('gone'));
+    // The fake clock never moves: only a handed-on wake-up can make `second` claim.
+    expect((await second)?.envelope.body).toBe('only one');
+  });
+});
+
 describe('bus - take', () => {
   it('removes a ready message so a later receive gets nothing', async () => {
     const { bus, store } = setup();

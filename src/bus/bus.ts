@@ -95,8 +95,14 @@ export function createBus(options: CreateBusOptions): Bus {
     const leaseMs = checkDuration('leaseMs', opts.leaseMs, config.leaseMs);
     opts.signal?.throwIfAborted();
     const deadline = clock.now() + timeoutMs;
+    let isWoken = false;
     for (;;) {
-      opts.signal?.throwIfAborted();
+      if (opts.signal?.aborted === true) {
+        // Woken but aborted before claiming: hand the wake-up on, or a receiver parked behind this
+        // one (see isMissed below) might wait for a message nobody is claiming.
+        if (isWoken) waiters.notify(mailbox);
+        opts.signal.throwIfAborted();
+      }
       const version = waiters.version(mailbox);
       const delivery = await claimUsable(mailbox, leaseMs);
       if (delivery !== null) {
@@ -105,11 +111,15 @@ export function createBus(options: CreateBusOptions): Bus {
         return delivery;
       }
       if (isClosed || clock.now() >= deadline) return null;
-      if (waiters.version(mailbox) !== version) continue;
+      // A notification came while this claim ran. Every notification wakes the first parked receiver
+      // of the mailbox, so when one is parked it claims in our place and we may park too (which is
+      // what keeps idle consumers from racing for each message); when nobody is, we must try again.
+      const isMissed = (): boolean => waiters.version(mailbox) !== version && !waiters.hasWaiters(mailbox);
+      if (isMissed()) continue;
       const dueAt = await store.nextDueAt(mailbox);
       if (dueAt !== null && dueAt < deadline) waiters.scheduleDue(mailbox, dueAt);
-      if (waiters.version(mailbox) !== version) continue;
-      const isWoken = await waiters.wait(mailbox, deadline, opts.signal);
+      if (isMissed()) continue;
+      isWoken = await waiters.wait(mailbox, deadline, opts.signal);
       if (!isWoken && clock.now() >= deadline) return isClosed ? null : claimUsable(mailbox, leaseMs);
     }
   };
