@@ -19,4 +19,16 @@ describe('ids', () => {
     expect(a < b).toBe(true);
     expect(a).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
   });
+
+  it('draws a fresh random part in each millisecond, across many refills of the random pool', () => {
+    const clock = new FakeClock();
+    const ids = createIdGenerator(clock);
+    const randomParts = Array.from({ length: 2_000 }, () => {
+      clock.advance(1);
+      return ids.next().slice(10);
+    });
+    expect(new Set(randomParts).size).toBe(randomParts.length);
+    const digits = new Set(randomParts.join(''));
+    expect(digits.size).toBe(32);
+  });
 });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Clock } from './clock.js';
 
 // Crockford base32, as ULID uses: lexicographic order equals time order.
@@ -10,6 +10,20 @@ const RANDOM_CHARS = 16;
 export interface IdGenerator {
   /** A new 26-character ULID: later calls sort after earlier ones, even within one millisecond. */
   next(): string;
+}
+
+// Random bytes are drawn from the CSPRNG a pool at a time (one call per 256 ids instead of one per id).
+const randomPool = new Uint8Array(RANDOM_CHARS * 256);
+let poolOffset = randomPool.length;
+
+/** Fills `digits` with fresh random base-32 digits. */
+function drawRandomDigits(digits: Uint8Array): void {
+  if (poolOffset === randomPool.length) {
+    randomFillSync(randomPool);
+    poolOffset = 0;
+  }
+  for (let i = 0; i < RANDOM_CHARS; i++) digits[i] = (randomPool[poolOffset + i] ?? 0) & 31;
+  poolOffset += RANDOM_CHARS;
 }
 
 function encodeTime(ms: number): string {
@@ -28,22 +42,26 @@ function encodeTime(ms: number): string {
  */
 export function createIdGenerator(clock: Clock): IdGenerator {
   let lastTime = -1;
-  let lastRandom: number[] = [];
+  let timePart = ''; // encodeTime(lastTime), kept for the ids of the same millisecond
+  const random = new Uint8Array(RANDOM_CHARS);
   return {
     next() {
       const now = clock.now();
       if (now > lastTime) {
         lastTime = now;
-        lastRandom = Array.from(randomBytes(RANDOM_CHARS), (b) => b & 31);
+        timePart = encodeTime(now);
+        drawRandomDigits(random);
       } else {
         // Increment the 80-bit random part as a base-32 number; overflow within one ms is 2^80 ids away.
         for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
-          const digit = (lastRandom[i] ?? 0) + 1;
-          lastRandom[i] = digit & 31;
+          const digit = (random[i] ?? 0) + 1;
+          random[i] = digit & 31;
           if (digit < 32) break;
         }
       }
-      return encodeTime(lastTime) + lastRandom.map((d) => ALPHABET.charAt(d)).join('');
+      let id = timePart;
+      for (const digit of random) id += ALPHABET.charAt(digit);
+      return id;
     },
   };
 }
