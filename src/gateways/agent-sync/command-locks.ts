@@ -10,6 +10,11 @@ function conflicts(a: Request, b: Request): boolean {
   return false;
 }
 
+function conflictsWithAny(requests: Iterable<Request>, request: Request): boolean {
+  for (const other of requests) if (conflicts(other, request)) return true;
+  return false;
+}
+
 /**
  * Makes agent_sync commands atomic with respect to each other while letting independent ones overlap
  * (so the store can commit their writes together). A state command runs alone; a mailbox command runs
@@ -59,8 +64,7 @@ export class CommandLocks {
     for (let i = 0; i < this.#waiting.length;) {
       const request = this.#waiting[i];
       if (request === undefined) break;
-      const isBlocked =
-        [...this.#running].some((r) => conflicts(r, request)) || skipped.some((r) => conflicts(r, request));
+      const isBlocked = conflictsWithAny(this.#running, request) || conflictsWithAny(skipped, request);
       if (isBlocked) {
         skipped.push(request);
         if (request.keys === null) break; // nothing may pass a waiting state command
