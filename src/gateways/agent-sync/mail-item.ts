@@ -3,6 +3,7 @@ import { isMailboxName } from '../../core/names.js';
 import { agentSyncTextOf } from '../bridging/agent-sync-text.js';
 import { ORIGIN_HEADER, originHeaders } from '../bridging/origin-protocol.js';
 import { JsonNumber, isJsonObject, parseJson, type JsonValue } from './json-value.js';
+import { pyFloatRepr } from './py-float.js';
 import { pyJson } from './py-json.js';
 
 /** Largest serialised mailbox item, discussion entry or test result (bytes of UTF-8). */
@@ -33,9 +34,20 @@ export function seconds(ms: number): JsonNumber {
   return JsonNumber.float(ms / 1000);
 }
 
+/** `pyJson(seconds(ms))`, without rendering the float to a token and parsing it back. */
+function secondsJson(ms: number): string {
+  const value = ms / 1000;
+  return Number.isFinite(value) ? pyFloatRepr(value) : '0.0';
+}
+
 /** Renders an item exactly as a listen reply shows it. */
 export function renderItem(item: MailItem): RenderedItem {
-  const json = pyJson({ from: item.from, type: item.type, text: item.text, ts: seconds(item.tsMs) });
+  // pyJson({from, type, text, ts}) written out: every send renders one, and so does every listen for
+  // mail that came in as a plain envelope.
+  const from = pyJson(item.from);
+  const type = pyJson(item.type);
+  const text = pyJson(item.text);
+  const json = `{"from": ${from}, "type": ${type}, "text": ${text}, "ts": ${secondsJson(item.tsMs)}}`;
   return { json, bytes: Buffer.byteLength(json, 'utf8') };
 }
 
