@@ -12,9 +12,12 @@ export const WireErrors = {
   invalidLimit: 'Invalid limit',
 } as const;
 
+// The reply of most commands (every send), rendered once.
+const PLAIN_OK = pyJson({ ok: true });
+
 /** `{"ok": true, ...fields}` with Python separators, `ok` first, fields in the given order. */
-export function okReply(fields: { readonly [key: string]: PyJsonInput | undefined } = {}): string {
-  return pyJson({ ok: true, ...fields });
+export function okReply(fields?: { readonly [key: string]: PyJsonInput | undefined }): string {
+  return fields === undefined ? PLAIN_OK : pyJson({ ok: true, ...fields });
 }
 
 /** `{"ok": false, "error": "<text>"}`. */
