@@ -78,8 +78,6 @@ export class AgentSyncCore {
   readonly #liveness = new Liveness();
   readonly #listens: ListenScheduler;
   readonly #roundLog: RoundLog;
-  /** The part of every command's context that does not depend on the command, built once. */
-  readonly #sharedContext: Omit<CommandContext, 'deliver' | 'announce'>;
 
   private constructor(options: AgentSyncCoreOptions) {
     this.#options = options;
@@ -100,17 +98,6 @@ export class AgentSyncCore {
       foreignCheckMs: options.foreignCheckMs,
       touch: (name) => this.#touch(name),
     });
-    this.#sharedContext = {
-      team: this.#team,
-      mailboxes: this.#mailboxes,
-      liveness: this.#liveness,
-      roundLog: this.#roundLog,
-      clock,
-      staleAfterMs: options.staleAfterMs,
-      isWaiting: (name) => this.#listens.isWaiting(stringAddress(name).key),
-      touch: (name) => this.#touch(name),
-      attached: (name) => this.#attached(name),
-    };
   }
 
   /**
@@ -218,7 +205,19 @@ export class AgentSyncCore {
         touched.push(target);
       }
     };
-    return { ...this.#sharedContext, deliver, announce: (change) => this.#announce(change, deliver) };
+    return {
+      team: this.#team,
+      mailboxes: this.#mailboxes,
+      liveness: this.#liveness,
+      roundLog: this.#roundLog,
+      clock: this.#options.clock,
+      staleAfterMs: this.#options.staleAfterMs,
+      isWaiting: (name) => this.#listens.isWaiting(stringAddress(name).key),
+      touch: (name) => this.#touch(name),
+      attached: (name) => this.#attached(name),
+      deliver,
+      announce: (change) => this.#announce(change, deliver),
+    };
   }
 
   async #announce(change: PhaseChange, deliver: CommandContext['deliver']): Promise<void> {
