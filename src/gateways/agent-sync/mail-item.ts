@@ -85,5 +85,6 @@ export function envelopeItem(envelope: Envelope): RenderedItem {
       return { json: envelope.body, bytes: Buffer.byteLength(envelope.body, 'utf8') };
     }
   }
-  return renderItem({ ...agentSyncTextOf(envelope), tsMs: envelope.createdAt });
+  const { from, type, text } = agentSyncTextOf(envelope);
+  return renderItem({ from, type, text, tsMs: envelope.createdAt });
 }
