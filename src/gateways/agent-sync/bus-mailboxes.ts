@@ -44,7 +44,7 @@ export class BusMailboxes {
   }
 
   /** Reserves unreserved ready messages from the head within the listen budget; null when there are none. */
-  async reserve(mailbox: string): Promise<Omit<Reservation, 'mailboxKey'> | null> {
+  async reserve(mailbox: string, mailboxKey: string): Promise<Reservation | null> {
     const reserved = this.#reserved.get(mailbox);
     let limit = FIRST_PEEK;
     for (;;) {
@@ -63,6 +63,7 @@ export class BusMailboxes {
       for (const id of ids) set.add(id);
       this.#reserved.set(mailbox, set);
       return {
+        mailboxKey,
         items: taken.map((t) => t.item),
         commit: () => this.#commit(mailbox, ids),
         commitsAlone: true,

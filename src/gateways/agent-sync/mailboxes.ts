@@ -56,11 +56,9 @@ export class AgentSyncMailboxes {
 
   /** Reserves the head of the mailbox for one listen reply; null when nothing unreserved is queued. */
   async reserve(address: MailboxAddress): Promise<Reservation | null> {
-    const reserved =
-      address.kind === 'bus'
-        ? await this.#busBoxes.reserve(address.mailbox)
-        : await this.#privateBoxes.reserve(address.digest);
-    return reserved === null ? null : { ...reserved, mailboxKey: address.key };
+    return address.kind === 'bus'
+      ? this.#busBoxes.reserve(address.mailbox, address.key)
+      : this.#privateBoxes.reserve(address.digest, address.key);
   }
 
   /** Bus mailboxes holding claimable messages (used to find mail other gateways delivered). */

@@ -45,7 +45,7 @@ export class PrivateMailboxes {
     return (await this.#load(digest, '', false)).box.items.length;
   }
 
-  async reserve(digest: string): Promise<Omit<Reservation, 'mailboxKey'> | null> {
+  async reserve(digest: string, mailboxKey: string): Promise<Reservation | null> {
     const cached = await this.#load(digest, '', false);
     const candidates = cached.box.items
       .filter((i) => !cached.reserved.has(i.seq))
@@ -56,6 +56,7 @@ export class PrivateMailboxes {
     for (const seq of seqs) cached.reserved.add(seq);
     const unreserve = (): void => seqs.forEach((seq) => cached.reserved.delete(seq));
     return {
+      mailboxKey,
       items: taken.map((t) => t.item),
       commit: async () => {
         unreserve();
