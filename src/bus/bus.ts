@@ -99,7 +99,7 @@ export function createBus(options: CreateBusOptions): Bus {
     for (;;) {
       if (opts.signal?.aborted === true) {
         // Woken but aborted before claiming: hand the wake-up on, or a receiver parked behind this
-        // one (see isMissed below) might wait for a message nobody is claiming.
+        // one might wait for a message nobody is claiming.
         if (isWoken) waiters.notify(mailbox);
         opts.signal.throwIfAborted();
       }
@@ -111,14 +111,11 @@ export function createBus(options: CreateBusOptions): Bus {
         return delivery;
       }
       if (isClosed || clock.now() >= deadline) return null;
-      // A notification came while this claim ran. Every notification wakes the first parked receiver
-      // of the mailbox, so when one is parked it claims in our place and we may park too (which is
-      // what keeps idle consumers from racing for each message); when nobody is, we must try again.
-      const isMissed = (): boolean => waiters.version(mailbox) !== version && !waiters.hasWaiters(mailbox);
-      if (isMissed()) continue;
+      // A notification came while this claim ran: it may be for a message nobody else will claim.
+      if (waiters.version(mailbox) !== version) continue;
       const dueAt = await store.nextDueAt(mailbox);
       if (dueAt !== null && dueAt < deadline) waiters.scheduleDue(mailbox, dueAt);
-      if (isMissed()) continue;
+      if (waiters.version(mailbox) !== version) continue;
       isWoken = await waiters.wait(mailbox, deadline, opts.signal);
       if (!isWoken && clock.now() >= deadline) return isClosed ? null : claimUsable(mailbox, leaseMs);
     }
