@@ -41,6 +41,7 @@ export const busEventSchema = z.union([
     reason: z.string(),
   }),
   z.object({ type: z.literal('message.requeued'), mailbox: z.string(), messageId: z.string() }),
+  z.object({ type: z.literal('message.discarded'), mailbox: z.string(), messageId: z.string() }),
   z.object({
     type: z.literal('escalation'),
     mailbox: z.string(),

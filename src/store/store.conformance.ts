@@ -3,6 +3,7 @@ import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { availableCases } from './conformance/available-cases.js';
 import type { ConformanceContext } from './conformance/conformance-context.js';
 import { deadLetterCases } from './conformance/dead-letter-cases.js';
+import { discardCases } from './conformance/discard-cases.js';
 import { eventCases } from './conformance/event-cases.js';
 import { inspectionCases } from './conformance/inspection-cases.js';
 import { kvCases } from './conformance/kv-cases.js';
@@ -63,6 +64,7 @@ export function describeStoreConformance(
     describe('leases', () => leaseCases(context));
     describe('take', () => takeCases(context));
     describe('dead letters', () => deadLetterCases(context));
+    describe('discard', () => discardCases(context));
     describe('inspection', () => inspectionCases(context));
     describe('onAvailable', () => availableCases(context));
     describe('key-value', () => kvCases(context));

@@ -149,6 +149,13 @@ export interface Store extends AsyncDisposable {
   requeueDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
 
   /**
+   * Removes every dead letter with this envelope id (in every mailbox, as requeueDeadLetter finds them),
+   * recording `message.discarded` for each. The id is forgotten: the same id appends a new message.
+   * Resolves the removed letters; throws NOT_FOUND when there is none.
+   */
+  discardDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
+
+  /**
    * Calls `listener(mailbox)` when messages may have become claimable: after an append, nack or requeue
    * in this process, and (where the store can see them) after writes by other processes, then with
    * `null` meaning "any mailbox". Returns the unsubscribe function.

@@ -25,6 +25,7 @@ function asyncVerbs(store: Store, deliveryId: string): Record<string, () => Prom
     nextDueAt: () => store.nextDueAt('bob'),
     listDeadLetters: () => store.listDeadLetters(),
     requeueDeadLetter: () => store.requeueDeadLetter('m'),
+    discardDeadLetter: () => store.discardDeadLetter('m'),
     kvGet: () => store.kvGet('k'),
     kvSet: () => store.kvSet('k', 1),
     kvDelete: () => store.kvDelete('k'),

@@ -5,7 +5,13 @@ import type { AvailableListeners } from '../available-listeners.js';
 import { parseDeliveryId } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery, MailboxCounts, StoredMessage } from '../store.js';
 import type { MemoryEventLog } from './memory-event-log.js';
-import { copyDeadLetter, emptyCounts, MemoryMailbox, type MessageRecord } from './memory-mailbox.js';
+import {
+  copyDeadLetter,
+  emptyCounts,
+  MemoryMailbox,
+  type DeadRecord,
+  type MessageRecord,
+} from './memory-mailbox.js';
 
 /** Collaborators of {@link MemoryMailboxes}. */
 export interface MemoryMailboxesOptions {
@@ -133,6 +139,29 @@ export class MemoryMailboxes {
   }
 
   requeue(envelopeId: string): DeadLetter[] {
+    const found = this.#deadLettersOf(envelopeId);
+    for (const { mailbox, box, dead } of found) {
+      box.dead.delete(envelopeId);
+      this.#addMessage(box, dead.letter.envelope);
+      this.#o.events.record({ type: 'message.requeued', mailbox, messageId: envelopeId });
+    }
+    for (const { mailbox } of found) this.#o.listeners.notify(mailbox);
+    return found.map(({ dead }) => copyDeadLetter(dead.letter));
+  }
+
+  /** Removes every dead letter of `envelopeId`; the id is forgotten, the mailbox too once it holds nothing. */
+  discard(envelopeId: string): DeadLetter[] {
+    const found = this.#deadLettersOf(envelopeId);
+    for (const { mailbox, box } of found) {
+      box.dead.delete(envelopeId);
+      if (box.isEmpty) this.#boxes.delete(mailbox);
+      this.#o.events.record({ type: 'message.discarded', mailbox, messageId: envelopeId });
+    }
+    return found.map(({ dead }) => copyDeadLetter(dead.letter));
+  }
+
+  /** The dead letters of `envelopeId` in every mailbox, in death order; NOT_FOUND when there is none. */
+  #deadLettersOf(envelopeId: string): { mailbox: string; box: MemoryMailbox; dead: DeadRecord }[] {
     const found = [...this.#boxes]
       .flatMap(([mailbox, box]) => {
         const dead = box.dead.get(envelopeId);
@@ -141,15 +170,7 @@ export class MemoryMailboxes {
       .sort((a, b) => a.dead.order - b.dead.order);
     if (found.length === 0)
       throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
-    for (const { mailbox, box } of found) {
-      const dead = box.dead.get(envelopeId);
-      if (dead === undefined) continue;
-      box.dead.delete(envelopeId);
-      this.#addMessage(box, dead.letter.envelope);
-      this.#o.events.record({ type: 'message.requeued', mailbox, messageId: envelopeId });
-    }
-    for (const { mailbox } of found) this.#o.listeners.notify(mailbox);
-    return found.map(({ dead }) => copyDeadLetter(dead.letter));
+    return found;
   }
 
   #mailbox(name: string): MemoryMailbox {

@@ -117,6 +117,11 @@ export class MemoryStore implements Store {
     return this.#mailboxes.requeue(envelopeId);
   }
 
+  async discardDeadLetter(envelopeId: string): Promise<DeadLetter[]> {
+    this.#assertOpen();
+    return this.#mailboxes.discard(envelopeId);
+  }
+
   onAvailable(listener: (mailbox: string | null) => void): () => void {
     this.#assertOpen();
     return this.#listeners.add(listener);

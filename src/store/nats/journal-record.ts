@@ -32,12 +32,13 @@ export const journalRecordSchema = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('requeued'), ...messageState }),
   z.strictObject({ op: z.literal('dead'), ...messageState, reason: z.string() }),
   z.strictObject({ op: z.literal('acked'), mailbox: z.string(), messageId: z.string(), at: time }),
+  z.strictObject({ op: z.literal('discarded'), mailbox: z.string(), messageId: z.string(), at: time }),
   z.strictObject({ op: z.literal('event'), event: busEventSchema, at: time }),
 ]);
 
 export type JournalRecord = z.infer<typeof journalRecordSchema>;
 /** A record that says where a live or dead message stands. */
-export type MessageRecord = Exclude<JournalRecord, { op: 'acked' } | { op: 'event' }>;
+export type MessageRecord = Exclude<JournalRecord, { op: 'acked' } | { op: 'discarded' } | { op: 'event' }>;
 
 /** Parses record bytes; throws STORE_CORRUPT naming the sequence when they fail the schema. */
 export function parseJournalRecord(text: string, seq: number): JournalRecord {
@@ -56,15 +57,16 @@ export function parseJournalRecord(text: string, seq: number): JournalRecord {
   return result.data;
 }
 
-/** True for records that describe a message (live or dead) rather than an ack or an event. */
+/** True for records that describe a message (live or dead) rather than its removal or an event. */
 export function isMessageRecord(record: JournalRecord): record is MessageRecord {
-  return record.op !== 'acked' && record.op !== 'event';
+  return record.op !== 'acked' && record.op !== 'discarded' && record.op !== 'event';
 }
 
 function messageEvent(record: JournalRecord): BusEvent {
   if (record.op === 'event') return record.event;
-  if (record.op === 'acked') {
-    return { type: 'message.acked', mailbox: record.mailbox, messageId: record.messageId };
+  if (record.op === 'acked' || record.op === 'discarded') {
+    const type = record.op === 'acked' ? 'message.acked' : 'message.discarded';
+    return { type, mailbox: record.mailbox, messageId: record.messageId };
   }
   const ids = { mailbox: record.mailbox, messageId: record.envelope.id };
   switch (record.op) {

@@ -200,6 +200,42 @@ export class NatsMailboxes {
 
   /** Requeues the dead letters of `envelopeId` in every mailbox, read fresh from the server. */
   async requeue(envelopeId: string): Promise<DeadLetter[]> {
+    const letters = await this.#rewriteDead(envelopeId, (entry, now) => {
+      // No position: the requeued message takes a new place at the back of its priority.
+      const { position: _old, ...record } = changed(
+        'requeued',
+        entry,
+        { attempt: 0, isLeased: false, availableAt: now },
+        now,
+      );
+      return record;
+    });
+    for (const letter of letters) this.#o.listeners.notify(letter.mailbox);
+    return letters;
+  }
+
+  /**
+   * Removes the dead letters of `envelopeId` in every mailbox, read fresh from the server: each gets a
+   * `discarded` record, which (like `acked`) frees the id for a new message.
+   */
+  async discard(envelopeId: string): Promise<DeadLetter[]> {
+    return this.#rewriteDead(envelopeId, (entry, now) => ({
+      op: 'discarded',
+      mailbox: entry.record.mailbox,
+      messageId: entry.record.envelope.id,
+      at: now,
+    }));
+  }
+
+  /**
+   * Writes the record `make` builds over every dead letter of `envelopeId`, oldest first, each
+   * conditional on the revision read; a lost compare-and-set re-reads the subject and tries again while
+   * it is still dead. Resolves the letters rewritten; NOT_FOUND when there was none.
+   */
+  async #rewriteDead(
+    envelopeId: string,
+    make: (entry: MessageEntry, now: number) => JournalRecord,
+  ): Promise<DeadLetter[]> {
     const { names, writer, clock } = this.#o;
     const dead = (await writer.refreshAll(envelopeSubjects(names, envelopeId)))
       .filter((entry) => entry.record.op === 'dead')
@@ -207,15 +243,7 @@ export class NatsMailboxes {
     const letters: DeadLetter[] = [];
     for (let entry of dead) {
       for (let round = 0; round < MAX_ROUNDS && entry?.record.op === 'dead'; round++) {
-        const now = clock.now();
-        // No position: the requeued message takes a new place at the back of its priority.
-        const { position: _old, ...record } = changed(
-          'requeued',
-          entry,
-          { attempt: 0, isLeased: false, availableAt: now },
-          now,
-        );
-        const seq = await writer.write(entry.subject, record, entry.revision);
+        const seq = await writer.write(entry.subject, make(entry, clock.now()), entry.revision);
         if (seq !== 'conflict') {
           letters.push(deadLetterOf(entry));
           break;
@@ -227,7 +255,6 @@ export class NatsMailboxes {
     }
     if (letters.length === 0)
       throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
-    for (const letter of letters) this.#o.listeners.notify(letter.mailbox);
     return letters;
   }
 

@@ -71,4 +71,28 @@ describe.skipIf(unavailable !== null)(`NatsStore on ${SHARED_NATS}`, () => {
       expect((await other.count('bob')).total).toBe(2);
     });
   });
+
+  describe('NatsStore - discard across hubs', () => {
+    it('a letter one hub discards is gone for the other, which may send the id again', async () => {
+      const clock = new FakeClock();
+      const prefix = uniquePrefix('discard');
+      await using store = await openStore(clock, { prefix });
+      await using other = await openStore(clock, { prefix });
+      await store.append('bob', envelope('m', { body: 'first' }));
+      const delivery = await store.claim('bob', { leaseMs: 60_000 });
+      if (delivery === null) return expect.fail('expected a claimable message');
+      await store.deadLetter(delivery.deliveryId, { reason: 'broken' });
+      expect((await other.listDeadLetters()).map((l) => l.envelope.id)).toEqual(['m']);
+
+      expect((await store.discardDeadLetter('m')).map((l) => l.envelope.body)).toEqual(['first']);
+      expect(await other.listDeadLetters()).toEqual([]);
+      expect(await other.listMailboxes()).toEqual([]);
+      expect(await other.append('bob', envelope('m', { body: 'second' }))).toMatchObject({
+        isDuplicate: false,
+      });
+      expect((await store.peek('bob')).map((m) => m.envelope.body)).toEqual(['second']);
+      const events = await other.readEvents();
+      expect(events.filter((e) => e.type === 'message.discarded')).toHaveLength(1);
+    });
+  });
 });

@@ -146,6 +146,10 @@ export class NatsStore implements Store {
     return this.#run(() => this.#mailboxes.requeue(envelopeId));
   }
 
+  discardDeadLetter(envelopeId: string): Promise<DeadLetter[]> {
+    return this.#run(() => this.#mailboxes.discard(envelopeId));
+  }
+
   onAvailable(listener: (mailbox: string | null) => void): () => void {
     this.#assertOpen();
     return this.#p.listeners.add(listener);

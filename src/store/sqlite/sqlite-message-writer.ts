@@ -110,6 +110,14 @@ export class SqliteMessageWriter {
     return letters;
   }
 
+  async discard(envelopeId: string): Promise<DeadLetter[]> {
+    const letters = await this.#commit.write('discardDeadLetter', () =>
+      this.#messages.discard(envelopeId, this.#clock.now()),
+    );
+    this.#feed.events.notify();
+    return letters;
+  }
+
   #hasClaimable(mailbox: string): boolean {
     try {
       return this.#messages.hasClaimable(mailbox, this.#clock.now());

@@ -208,12 +208,7 @@ export class SqliteMessages {
 
   /** Throws NOT_FOUND when no dead letter has this id. */
   requeue(envelopeId: string, now: number): DeadLetter[] {
-    const letters = this.#deadById.all(envelopeId).map((row) => {
-      const { seq } = parseRow(seqRow, row, 'dead letters');
-      return { seq, letter: toDeadLetter(row) };
-    });
-    if (letters.length === 0)
-      throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
+    const letters = this.#deadLettersOf(envelopeId);
     for (const { seq, letter } of letters) {
       this.#deleteSeq.run(seq);
       this.#cache.forget(seq);
@@ -221,6 +216,28 @@ export class SqliteMessages {
       this.#insertRow(letter.mailbox, letter.envelope, this.#events.insert(requeued, now).cursor, now);
     }
     return letters.map(({ letter }) => letter);
+  }
+
+  /** Deletes every dead letter with this id, so the id is forgotten. Throws NOT_FOUND when there is none. */
+  discard(envelopeId: string, now: number): DeadLetter[] {
+    const letters = this.#deadLettersOf(envelopeId);
+    for (const { seq, letter } of letters) {
+      this.#deleteSeq.run(seq);
+      this.#cache.forget(seq);
+      this.#events.insert({ type: 'message.discarded', mailbox: letter.mailbox, messageId: envelopeId }, now);
+    }
+    return letters.map(({ letter }) => letter);
+  }
+
+  /** The dead letters of `envelopeId` in every mailbox, oldest first; NOT_FOUND when there is none. */
+  #deadLettersOf(envelopeId: string): { seq: number; letter: DeadLetter }[] {
+    const letters = this.#deadById.all(envelopeId).map((row) => {
+      const { seq } = parseRow(seqRow, row, 'dead letters');
+      return { seq, letter: toDeadLetter(row) };
+    });
+    if (letters.length === 0)
+      throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
+    return letters;
   }
 
   /** Inserts a ready message with attempt 0; `seq` is the cursor of the event recording it. */

@@ -174,6 +174,11 @@ export class SqliteStore implements Store {
     return this.#writer.requeue(envelopeId);
   }
 
+  async discardDeadLetter(envelopeId: string): Promise<DeadLetter[]> {
+    this.#assertOpen();
+    return this.#writer.discard(envelopeId);
+  }
+
   onAvailable(listener: (mailbox: string | null) => void): () => void {
     this.#assertOpen();
     return this.#feed.subscribe(listener);
