@@ -226,6 +226,31 @@ describe('bus - retries and dead letters', () => {
     expect((await bus.receive('w', { timeoutMs: 0 }))?.envelope.attempt).toBe(1);
   });
 
+  it('discards a dead letter, recording message.discarded, and the id can be sent again', async () => {
+    const { bus, store } = setup();
+    await bus.send({ from: 'a', to: 'w', type: 't', id: 'job-1', body: 'first' });
+    const delivery = await bus.receive('w', { timeoutMs: 0 });
+    await bus.deadLetter(delivery?.deliveryId ?? '', 'broken');
+    const discarded = await bus.discardDeadLetter('job-1');
+    expect(discarded.map((d) => [d.mailbox, d.envelope.id, d.reason])).toEqual([['w', 'job-1', 'broken']]);
+    expect(await bus.listDeadLetters()).toEqual([]);
+    expect((await store.readEvents()).at(-1)).toMatchObject({ type: 'message.discarded', mailbox: 'w' });
+    await bus.send({ from: 'a', to: 'w', type: 't', id: 'job-1', body: 'second' });
+    expect((await bus.receive('w', { timeoutMs: 0 }))?.envelope.body).toBe('second');
+  });
+
+  it('rejects NOT_FOUND when discarding an id with no dead letter or a malformed id', async () => {
+    const { bus } = setup();
+    await bus.send({ from: 'a', to: 'w', type: 't', id: 'live' });
+    await expectCode(bus.discardDeadLetter('live'), 'NOT_FOUND');
+    await expectCode(bus.discardDeadLetter('nope'), 'NOT_FOUND');
+    for (const bad of ['', 'has space', 'a'.repeat(500), 42 as unknown as string]) {
+      await expectCode(bus.discardDeadLetter(bad), 'NOT_FOUND');
+    }
+    await bus.close();
+    await expectCode(bus.discardDeadLetter('live'), 'BUS_CLOSED');
+  });
+
   it('dead-letters a message whose leases expired max-attempts times instead of handing it out again', async () => {
     const { bus, clock, store } = setup();
     await bus.send({ from: 'a', to: 'w', type: 't', id: 'stuck' });

@@ -37,6 +37,14 @@ function checkDeliveryId(deliveryId: unknown): string {
   return deliveryId;
 }
 
+/** An envelope id that could name a dead letter; anything else names none (NOT_FOUND). */
+function checkDeadLetterId(envelopeId: unknown): string {
+  if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId)) {
+    throw new MusubiError('NOT_FOUND', `no dead letter ${JSON.stringify(envelopeId)}`);
+  }
+  return envelopeId;
+}
+
 function checkDuration(name: string, value: number | undefined, fallback: number): number {
   const v = value ?? fallback;
   if (!Number.isInteger(v) || v < 0) {
@@ -232,10 +240,11 @@ export function createBus(options: CreateBusOptions): Bus {
     },
     async retryDeadLetter(envelopeId) {
       assertOpen();
-      if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId)) {
-        throw new MusubiError('NOT_FOUND', `no dead letter ${JSON.stringify(envelopeId)}`);
-      }
-      return store.requeueDeadLetter(envelopeId);
+      return store.requeueDeadLetter(checkDeadLetterId(envelopeId));
+    },
+    async discardDeadLetter(envelopeId) {
+      assertOpen();
+      return store.discardDeadLetter(checkDeadLetterId(envelopeId));
     },
     kv,
     async publish(event: BusEvent): Promise<StoredEvent> {

@@ -65,7 +65,10 @@ export interface Bus extends AsyncDisposable {
   count(mailbox: string): Promise<MailboxCounts>;
   listMailboxes(): Promise<MailboxCounts[]>;
   listDeadLetters(options?: { readonly mailbox?: string; readonly limit?: number }): Promise<DeadLetter[]>;
+  /** Moves every dead letter with this envelope id back into its mailbox (attempt 0); NOT_FOUND when none. */
   retryDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
+  /** Deletes every dead letter with this envelope id, freeing the id; NOT_FOUND when none. */
+  discardDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
   /** Key-value state in the bus's store. */
   readonly kv: KvState;
   /** Appends an event from a higher layer (task, agent, team, gateway) to the event log. */
