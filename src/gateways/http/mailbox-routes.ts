@@ -18,6 +18,7 @@ const LEASE_PEEK_LIMIT = 1000;
  * - `GET /api/leases` → `{ leases }`: messages currently leased, with attempt and lease end
  * - `GET /api/dead-letters?mailbox=&limit=` → `{ deadLetters }`, oldest first
  * - `POST /api/dead-letters/{id}/retry` → `{ requeued: [{ mailbox, messageId }] }`; NOT_FOUND (404) when none
+ * - `DELETE /api/dead-letters/{id}` → `{ discarded: [{ mailbox, messageId }] }`; NOT_FOUND (404) when none
  * Bodies are cut to a preview (`isBodyCut`).
  */
 export function registerMailboxRoutes(ctx: RouteContext): void {
@@ -80,5 +81,11 @@ export function registerMailboxRoutes(ctx: RouteContext): void {
     const { id } = parseInput(idParams, request.params, 'params');
     const requeued = await bus.retryDeadLetter(id);
     return { requeued: requeued.map((d) => ({ mailbox: d.mailbox, messageId: d.envelope.id })) };
+  });
+
+  app.delete('/api/dead-letters/:id', async (request) => {
+    const { id } = parseInput(idParams, request.params, 'params');
+    const discarded = await bus.discardDeadLetter(id);
+    return { discarded: discarded.map((d) => ({ mailbox: d.mailbox, messageId: d.envelope.id })) };
   });
 }
