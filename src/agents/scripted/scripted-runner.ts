@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { appendFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createSystemClock } from '../../core/clock.js';
+import { createDeadlineSignal } from '../../core/deadline-signal.js';
 import { MusubiError } from '../../core/errors.js';
 import type {
   AgentAvailability,
@@ -60,6 +62,7 @@ export class ScriptedRunner implements AgentRunner {
   readonly backend = 'scripted' as const;
   readonly #options: ScriptedRunnerOptions;
   readonly #reaper: ChildReaper;
+  readonly #clock = createSystemClock();
 
   constructor(options: ScriptedRunnerOptions) {
     this.#options = options;
@@ -94,8 +97,12 @@ export class ScriptedRunner implements AgentRunner {
       exitCode: 0,
       isFailed: false,
     };
-    const deadline = AbortSignal.timeout(Math.max(0, input.timeoutMs));
-    const signal = input.signal ? AbortSignal.any([input.signal, deadline]) : deadline;
+    using deadline = createDeadlineSignal({
+      signals: input.signal === undefined ? [] : [input.signal],
+      timeoutMs: input.timeoutMs,
+      clock: this.#clock,
+    });
+    const { signal } = deadline;
     for (const step of script) {
       if (signal.aborted || state.isFailed) break;
       await this.#step(step, input, signal, state).catch((err: unknown) => {
@@ -106,7 +113,7 @@ export class ScriptedRunner implements AgentRunner {
       });
     }
     if (ignite !== undefined && !state.isFailed && !signal.aborted) await ignite.finish();
-    const timedOut = deadline.aborted && input.signal?.aborted !== true;
+    const timedOut = signal.aborted && input.signal?.aborted !== true;
     const canceled = input.signal?.aborted === true;
     if (timedOut || canceled) emit(input, { type: 'stopping', reason: timedOut ? 'timeout' : 'cancel' });
     const text = state.parts.length > 0 ? state.parts.join('\n') : summary(state.actions);

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { AgentBackend } from '../../agents/agent-runner.js';
 import { ChildReaper } from '../../agents/process/child-reaper.js';
 import type { Clock } from '../../core/clock.js';
+import { createDeadlineSignal } from '../../core/deadline-signal.js';
 import { createIdGenerator } from '../../core/ids.js';
 import type { Logger, LogLevel } from '../../core/logger.js';
 import type { AgentSyncTarget } from './agent-sync-call.js';
@@ -89,7 +90,9 @@ export async function runDemo(o: RunDemoOptions): Promise<DemoRun> {
 
   const reaper = new ChildReaper();
   const timeouts = demoTimeouts(o.backend);
-  const stop = AbortSignal.any([o.signal, AbortSignal.timeout(timeouts.runMs)]);
+  // Disposed when runDemo returns: the team and both test runs are over by then.
+  using deadline = createDeadlineSignal({ signals: [o.signal], timeoutMs: timeouts.runMs, clock });
+  const stop = deadline.signal;
   const testsRun = (signal: AbortSignal) =>
     runSampleTests({
       projectDir: paths.projectDir,

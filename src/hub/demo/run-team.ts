@@ -115,6 +115,7 @@ export async function runTeam(o: RunTeamOptions): Promise<TeamOutcome> {
       progress,
       timeoutMs: o.runTimeoutMs,
       signal,
+      clock: o.clock,
     });
     await endSession(peer);
 

@@ -1,5 +1,7 @@
 import type { AgentRunner, AgentRunResult } from '../../agents/agent-runner.js';
 import type { Bus } from '../../bus/bus.types.js';
+import type { Clock } from '../../core/clock.js';
+import { createDeadlineSignal } from '../../core/deadline-signal.js';
 import { isMusubiError, MusubiError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { lastEventCursor } from '../../gateways/http/event-tail.js';
@@ -86,12 +88,14 @@ export async function writeChangelog(o: {
   readonly progress: DemoProgress;
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
+  readonly clock: Clock;
 }): Promise<ChangelogOutcome> {
   const { bus, progress } = o;
   const after = await lastEventCursor(bus);
   const { envelope } = await bus.send({ to: SCRIBE, from: 'lead', type: 'task', body: o.prompt });
   progress.start('changelog', 1, 'lead put the changelog task in the scribe\u2019s bus mailbox');
-  const stop = AbortSignal.any([o.signal, AbortSignal.timeout(o.timeoutMs)]);
+  using deadline = createDeadlineSignal({ signals: [o.signal], timeoutMs: o.timeoutMs, clock: o.clock });
+  const stop = deadline.signal;
   const seen = { attempts: 0, retries: 0, deadLettered: 0, retriedFromDeadLetters: 0 };
   for await (const event of bus.events({ after, signal: stop })) {
     if (!('mailbox' in event) || event.mailbox !== SCRIBE || event.messageId !== envelope.id) continue;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { createSystemClock } from '../../../core/clock.js';
+import { createDeadlineSignal } from '../../../core/deadline-signal.js';
 import type { Channel, ChannelAvailability, ChannelGroup, ChannelRunResult } from '../channel.js';
 import { parseLenientJson } from '../lenient-json.js';
 
@@ -37,6 +39,7 @@ function failed(error: string): ChannelRunResult {
  */
 export function createWebhookChannel(options: WebhookChannelOptions): Channel {
   const inFlight = new Map<string, AbortController>();
+  const clock = createSystemClock();
   return {
     id: options.id,
     kind: 'webhook',
@@ -61,11 +64,12 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
     async run(task, run): Promise<ChannelRunResult> {
       const own = new AbortController();
       inFlight.set(task.id, own);
-      const signal = AbortSignal.any([
-        run.signal,
-        own.signal,
-        AbortSignal.timeout(options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS),
-      ]);
+      using deadline = createDeadlineSignal({
+        signals: [run.signal, own.signal],
+        timeoutMs: options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+        clock,
+      });
+      const { signal } = deadline;
       try {
         const response = await fetch(options.url, {
           method: 'POST',
