@@ -32,6 +32,11 @@ export class ApiClient {
     return this.#call(path, init, schema);
   }
 
+  /** Sends a DELETE (no body), from this origin so the gateway's Origin check passes. */
+  async delete<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
+    return this.#call(path, { method: 'DELETE' }, schema);
+  }
+
   async #call<S extends z.ZodType>(path: string, init: RequestInit, schema: S): Promise<z.output<S>> {
     let res: Response;
     try {

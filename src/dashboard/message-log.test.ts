@@ -56,6 +56,22 @@ describe('dashboard message log', () => {
     ]);
   });
 
+  it('shows discarded, and a message re-sent under a discarded id as a new row', () => {
+    const log = new MessageLog();
+    log.apply(sent(1, 'm1'));
+    log.apply({ type: 'message.dead_lettered', cursor: 2, at: 2, mailbox: 'bob', messageId: 'm1' });
+    expect(log.apply({ type: 'message.discarded', cursor: 3, at: 3, mailbox: 'bob', messageId: 'm1' })).toBe(
+      true,
+    );
+    expect(log.list(noFilter).map((r) => [r.messageId, r.status])).toEqual([['m1', 'discarded']]);
+    log.merge([row(1, 'm1', { status: 'discarded' })]);
+    expect(log.apply(sent(1, 'm1'))).toBe(false);
+    expect(log.apply(sent(4, 'm1', { messageType: 'retry-by-hand' }))).toBe(true);
+    expect(log.list(noFilter)).toEqual([row(4, 'm1', { type: 'retry-by-hand' })]);
+    log.merge([row(6, 'm1', { bodyPreview: 'third' })]);
+    expect(log.list(noFilter)).toEqual([row(6, 'm1', { bodyPreview: 'third' })]);
+  });
+
   it('filters by agent (either end), type and thread, case-insensitively', () => {
     const log = new MessageLog();
     log.merge([

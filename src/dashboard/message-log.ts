@@ -13,6 +13,7 @@ const STATUS_BY_EVENT: Readonly<Record<string, string>> = {
   'message.nacked': 'nacked',
   'message.dead_lettered': 'dead',
   'message.requeued': 'requeued',
+  'message.discarded': 'discarded',
 };
 
 const key = (mailbox: string, messageId: string): string => `${mailbox}\n${messageId}`;
@@ -42,7 +43,8 @@ export class MessageLog {
     for (const row of rows) {
       const k = key(row.mailbox, row.messageId);
       const known = this.#rows.get(k);
-      if (known === undefined) this.#rows.set(k, row);
+      // A newer row under a known key is a new message under an id that was acked or discarded.
+      if (known === undefined || row.cursor > known.cursor) this.#rows.set(k, row);
       else {
         this.#rows.set(k, {
           ...known,
@@ -59,7 +61,10 @@ export class MessageLog {
     if (event.mailbox === undefined || event.messageId === undefined) return false;
     const k = key(event.mailbox, event.messageId);
     if (event.type === 'message.sent') {
-      if (this.#rows.has(k)) return false;
+      // The same event twice (REST list and live feed) changes nothing; a newer one is a new message
+      // under an id that was acked or discarded, and replaces the old row.
+      const known = this.#rows.get(k);
+      if (known !== undefined && known.cursor >= event.cursor) return false;
       this.#rows.set(k, {
         cursor: event.cursor,
         at: event.at,

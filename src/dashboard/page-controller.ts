@@ -100,6 +100,15 @@ export class PageController {
     });
   }
 
+  /** Deletes the dead letters of `id` for good, after the person confirms. */
+  async discardDeadLetter(id: string): Promise<void> {
+    if (!window.confirm(`Discard dead letter ${id}? It is deleted for good and cannot be retried.`)) return;
+    await this.#act(`discard:${id}`, ['queues'], async () => {
+      await this.#api.delete(`/api/dead-letters/${encodeURIComponent(id)}`, anyReply);
+      this.toast('Dead letter discarded', 'ok');
+    });
+  }
+
   async cancelTask(id: string): Promise<void> {
     await this.#act(`task:${id}`, ['tasks'], async () => {
       await this.#api.post(`/api/tasks/${encodeURIComponent(id)}/cancel`, anyReply);
@@ -210,7 +219,10 @@ export class PageController {
         byId('dead-letters'),
         s.deadLetters,
         s.busyActions,
-        { retry: (id) => void this.retryDeadLetter(id) },
+        {
+          retry: (id) => void this.retryDeadLetter(id),
+          discard: (id) => void this.discardDeadLetter(id),
+        },
         now,
       );
     }

@@ -19,7 +19,7 @@ export interface PageState {
   readonly log: MessageLog;
   readonly bubbles: Map<string, TransientBubble>;
   feed: FeedStatus;
-  /** Ids with a retry or cancel request in flight (their buttons are disabled). */
+  /** Ids with a retry, discard or cancel request in flight (their buttons are disabled). */
   readonly busyActions: Set<string>;
 }
 

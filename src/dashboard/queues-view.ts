@@ -5,6 +5,8 @@ import type { DeadLetter, Lease, MailboxCounts } from './wire-schemas.js';
 /** What the dead-letter list's buttons do. */
 export interface DeadLetterActions {
   retry(messageId: string): void;
+  /** Asks for confirmation itself; the list only reports the click. */
+  discard(messageId: string): void;
 }
 
 function depthBar(box: MailboxCounts, max: number): HTMLElement {
@@ -116,7 +118,9 @@ export function renderDeadLetters(
       'ul',
       { class: 'dead-list' },
       ...sorted.map((d) => {
-        const isBusy = busy.has(`dead:${d.envelope.id}`);
+        const isRetrying = busy.has(`dead:${d.envelope.id}`);
+        const isDiscarding = busy.has(`discard:${d.envelope.id}`);
+        const isBusy = isRetrying || isDiscarding;
         return el(
           'li',
           { class: 'dead', data: { message: d.envelope.id, key: `dead:${d.mailbox}/${d.envelope.id}` } },
@@ -134,7 +138,18 @@ export function renderDeadLetters(
                 onClick: () => actions.retry(d.envelope.id),
                 aria: { label: `retry ${d.envelope.id}` },
               },
-              isBusy ? 'Retrying…' : 'Retry',
+              isRetrying ? 'Retrying…' : 'Retry',
+            ),
+            el(
+              'button',
+              {
+                class: 'btn btn-small btn-danger',
+                type: 'button',
+                disabled: isBusy,
+                onClick: () => actions.discard(d.envelope.id),
+                aria: { label: `discard ${d.envelope.id}` },
+              },
+              isDiscarding ? 'Discarding…' : 'Discard',
             ),
           ),
           el('div', { class: 'dead-reason' }, clip(d.reason, 200)),

@@ -119,6 +119,41 @@ describe.runIf(hasChromium)('dashboard - browser', () => {
     await page.context().close();
   });
 
+  it('discards a dead letter from its button after a confirmation, and the log shows it', async () => {
+    const { hub, page } = await open();
+    const ids: string[] = [];
+    for (const type of ['job', 'other-job']) {
+      const { envelope } = await hub.bus.send({ from: 'lead', to: 'worker', type });
+      const d = await hub.bus.receive('worker', { timeoutMs: 0 });
+      await hub.bus.deadLetter(d?.deliveryId ?? '', 'worker crashed');
+      ids.push(envelope.id);
+    }
+    const [gone = '', kept = ''] = ids;
+    const item = page.locator(`.dead[data-message="${gone}"]`);
+    await item.waitFor({ timeout: 2_000 });
+    const button = item.getByRole('button', { name: `discard ${gone}` });
+    const questions: string[] = [];
+    page.once('dialog', (dialog) => {
+      questions.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await button.click();
+    await expect.poll(() => questions.length, { timeout: 2_000 }).toBe(1);
+    expect(questions[0]).toContain(gone);
+    expect((await hub.bus.listDeadLetters()).map((l) => l.envelope.id)).toEqual([gone, kept]);
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await button.click();
+    await item.waitFor({ state: 'detached', timeout: 2_000 });
+    expect((await hub.bus.listDeadLetters()).map((l) => l.envelope.id)).toEqual([kept]);
+    await page.locator(`.dead[data-message="${kept}"]`).waitFor({ timeout: 1_000 });
+    const row = page.locator(`.log-row[data-message="${gone}"] .status`);
+    await expect.poll(() => row.textContent(), { timeout: 2_000 }).toBe('discarded');
+    expect(await page.locator('.toast-error').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('cancels a running task from the task HUD', async () => {
     const { hub, page } = await open();
     await hub.tasks.put({

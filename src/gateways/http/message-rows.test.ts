@@ -29,4 +29,18 @@ describe('message rows', () => {
       ['carol', 'sent', 0],
     ]);
   });
+
+  it('marks a discarded dead letter, and starts a new row when its id is sent again', () => {
+    const dead = [
+      sent('bob', 'm1'),
+      at({ type: 'message.claimed' as const, mailbox: 'bob', messageId: 'm1', attempt: 1, leaseUntil: 0 }),
+      at({ type: 'message.dead_lettered' as const, mailbox: 'bob', messageId: 'm1', reason: 'x' }),
+      at({ type: 'message.discarded' as const, mailbox: 'bob', messageId: 'm1' }),
+    ];
+    expect(foldMessageRows(dead).map((r) => [r.status, r.attempt])).toEqual([['discarded', 1]]);
+    const again = sent('bob', 'm1');
+    expect(foldMessageRows([...dead, again]).map((r) => [r.cursor, r.status])).toEqual([
+      [again.cursor, 'sent'],
+    ]);
+  });
 });

@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../../core/events.js';
 
 /** Where a message stands, as far as the scanned events tell. */
-export type MessageStatus = 'sent' | 'claimed' | 'acked' | 'nacked' | 'dead' | 'requeued';
+export type MessageStatus = 'sent' | 'claimed' | 'acked' | 'nacked' | 'dead' | 'requeued' | 'discarded';
 
 /** One row of the message log: a `message.sent` event and what happened to that message since. */
 export interface MessageRow {
@@ -25,6 +25,7 @@ const STATUS_BY_EVENT: Readonly<Record<string, MessageStatus>> = {
   'message.nacked': 'nacked',
   'message.dead_lettered': 'dead',
   'message.requeued': 'requeued',
+  'message.discarded': 'discarded',
 };
 
 /**
