@@ -111,6 +111,33 @@ describe('cli - bus commands against a SQLite file', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ envelope: { id: 'job-9', attempt: 1 } });
   });
 
+  it('discards a dead letter for good; the id can be sent again; a second discard is NOT_FOUND', async () => {
+    for (const [box, id] of [
+      ['w4', 'job-10'],
+      ['w5', 'job-11'],
+    ] as const) {
+      await cli(['bus', 'send', '--to', box, '--type', 'job', '--id', id]);
+      for (let i = 0; i < 3; i++) {
+        const r = await cli(['bus', 'receive', box, '--timeout', '0', '--json']);
+        const { deliveryId } = JSON.parse(r.stdout) as { deliveryId: string };
+        await cli(['bus', 'nack', deliveryId, '--delay', '0', '--reason', 'boom']);
+      }
+    }
+    const discard = await cli(['bus', 'dlq', 'discard', 'job-10']);
+    expect(discard).toMatchObject({ code: 0, stderr: '', stdout: 'discarded job-10 from w4\n' });
+    const json = await cli(['bus', 'dlq', 'discard', 'job-11', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject([
+      { mailbox: 'w5', reason: 'boom', envelope: { id: 'job-11' } },
+    ]);
+    const twice = await cli(['bus', 'dlq', 'discard', 'job-10']);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/^musubi: NOT_FOUND: /);
+    expect((await cli(['bus', 'dlq', 'discard'])).code).toBe(2);
+    expect((await cli(['bus', 'dlq', 'list', 'w4'])).stdout).toBe('no dead letters\n');
+    const again = await cli(['bus', 'send', '--to', 'w4', '--type', 'job', '--id', 'job-10', '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ id: 'job-10', isDuplicate: false });
+  });
+
   it('prints one error line and exits non-zero on bad input', async () => {
     const badName = await cli(['bus', 'send', '--to', '../etc', '--type', 't']);
     expect(badName.code).toBe(1);

@@ -83,6 +83,16 @@ function registerDlq(bus: Command, ctx: CliContext): void {
       if (flags.json) writeJson(ctx.stdout, letters);
       else for (const d of letters) ctx.stdout.write(`requeued ${d.envelope.id} into ${d.mailbox}\n`);
     });
+  dlq
+    .command('discard <envelope-id>')
+    .description('delete a dead letter for good (in every mailbox holding one with this id)')
+    .option('--json', 'machine-readable output')
+    .action(async (envelopeId: string, flags: { json?: boolean }) => {
+      await using opened = await ctx.openBus();
+      const letters = await opened.bus.discardDeadLetter(envelopeId);
+      if (flags.json) writeJson(ctx.stdout, letters);
+      else for (const d of letters) ctx.stdout.write(`discarded ${d.envelope.id} from ${d.mailbox}\n`);
+    });
 }
 
 function registerEvents(bus: Command, ctx: CliContext): void {
