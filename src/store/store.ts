@@ -86,8 +86,8 @@ export interface Store extends AsyncDisposable {
   /**
    * Appends to a mailbox. Idempotent on (mailbox, envelope.id) while that message is live (ready, delayed,
    * leased) or dead-lettered: a repeat returns the original seq with `isDuplicate` and changes nothing.
-   * Once acked or discarded, the id is forgotten and the same id appends a new message. Records `message.sent` in the
-   * same transaction. `attempt` is stored as 0.
+   * Once acked or discarded, the id is forgotten and the same id appends a new message. Records
+   * `message.sent` in the same transaction. `attempt` is stored as 0.
    */
   append(mailbox: string, envelope: Envelope): Promise<AppendResult>;
 
