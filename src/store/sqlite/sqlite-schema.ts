@@ -9,7 +9,7 @@ import { MusubiError } from '../../core/errors.js';
  *   by time. A claim first moves every waiting row whose time has come back to ready, so it never scans
  *   past leased or delayed rows to find the next ready one;
  * - 2 dead: a dead letter (`dead_reason`, `dead_at`); still holds its (mailbox, id), so a re-send of a
- *   dead-lettered id is a duplicate until the letter is requeued;
+ *   dead-lettered id is a duplicate until the letter is requeued or discarded;
  * - 3 quarantined: its stored envelope failed validation; kept for inspection, never handed out.
  *
  * No table uses AUTOINCREMENT (it costs a write to sqlite_sequence in every transaction). `events.cursor`
