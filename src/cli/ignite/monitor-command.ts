@@ -1,7 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { AgentRunner } from '../../agents/agent-runner.js';
 import { MusubiError } from '../../core/errors.js';
 import type { IgniteSettings } from '../../gateways/ignite/ignite-settings.js';
@@ -27,36 +25,15 @@ export function formatProgressLine(
   return isPlain ? `${line}\n` : `\x1b[${isFinal ? '32' : '36'}m${line}\x1b[0m\n`;
 }
 
-async function readSystemYaml(
-  runtimeDir: string,
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<unknown> {
-  const candidates = [
-    env['IGNITE_CONFIG_DIR'] ? join(env['IGNITE_CONFIG_DIR'], 'system.yaml') : '',
-    join(runtimeDir, 'system.yaml'),
-    join(runtimeDir, 'config', 'system.yaml'),
-  ];
-  for (const path of candidates.filter((p) => p !== '')) {
-    const text = await readFile(path, 'utf8').catch(() => null);
-    if (text === null) continue;
-    try {
-      return parseYaml(text) as unknown;
-    } catch (err) {
-      throw new MusubiError('CONFIG_INVALID', `${path}: not valid YAML`, { cause: err });
-    }
-  }
-  return undefined;
-}
-
 /** Loads the monitor settings of a runtime dir: defaults < system.yaml < environment < flags. */
-export async function monitorSettings(
+async function monitorSettings(
   runtimeDir: string,
   env: Readonly<Record<string, string | undefined>>,
   flags: MonitorFlags,
 ): Promise<IgniteSettings> {
-  const { loadIgniteSettings } = await import('../../gateways/ignite/ignite-settings.js');
-  return loadIgniteSettings({
-    systemYaml: await readSystemYaml(runtimeDir, env),
+  const { loadMonitorSettings } = await import('../../gateways/ignite/monitor-settings.js');
+  return loadMonitorSettings({
+    runtimeDir,
     env,
     flags: {
       ...(flags.interval !== undefined && { intervalSeconds: flags.interval }),

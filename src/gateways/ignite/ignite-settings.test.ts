@@ -27,6 +27,15 @@ describe('ignite settings and paths', () => {
     });
   });
 
+  it('puts musubi.yaml settings above system.yaml and below the environment, skipping unset ones', () => {
+    const s = loadIgniteSettings({
+      systemYaml: { queue: { poll_interval: 3, parallel_max: 2, max_turn: 60 } },
+      musubiConfig: { pollIntervalMs: 4000, parallelMax: 5, maxTurnMs: undefined },
+      env: { QUEUE_PARALLEL_MAX: '6' },
+    });
+    expect(s).toMatchObject({ pollIntervalMs: 4000, parallelMax: 6, maxTurnMs: 60_000 });
+  });
+
   it('rejects bad values with CONFIG_INVALID naming the source', () => {
     expect(() => loadIgniteSettings({ env: { DLQ_MAX_RETRIES: 'x' } })).toThrow(/DLQ_MAX_RETRIES/);
     expect(() => loadIgniteSettings({ systemYaml: { defaults: { task_timeout: 5 } }, env: {} })).toThrow(

@@ -50,10 +50,17 @@ export const igniteSettingsSchema = z.strictObject({
 /** The validated settings of one queue monitor. */
 export type IgniteSettings = z.infer<typeof igniteSettingsSchema>;
 
+/** The settings `musubi.yaml` may give under `gateways.ignite` (the ones `system.yaml` has too). */
+export type IgniteConfigSettings = {
+  readonly [K in 'pollIntervalMs' | 'parallelMax' | 'maxTurnMs' | 'taskTimeoutMs']?: number | undefined;
+};
+
 /** Sources of {@link loadIgniteSettings}, in increasing precedence after the defaults. */
 export interface IgniteSettingsSources {
   /** The parsed `system.yaml` (any shape; unknown keys are ignored, known ones are checked). */
   readonly systemYaml?: unknown;
+  /** `gateways.ignite` of musubi.yaml under `musubi up`: above system.yaml, below the environment. */
+  readonly musubiConfig?: IgniteConfigSettings;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly flags?: { readonly intervalSeconds?: string; readonly session?: string };
 }
@@ -117,7 +124,8 @@ function fromYaml(systemYaml: unknown): Partial<IgniteSettings> {
 }
 
 /**
- * Resolves the monitor settings: defaults < system.yaml < environment < flags (spec 6.3, deviation 14).
+ * Resolves the monitor settings: defaults < system.yaml < musubi.yaml < environment < flags (spec 6.3,
+ * deviation 14); musubi.yaml is only a source under `musubi up`, flags only under `musubi ignite monitor`.
  * Environment seconds may carry decimals. Throws CONFIG_INVALID naming the variable or key at fault.
  */
 export function loadIgniteSettings(sources: IgniteSettingsSources): IgniteSettings {
@@ -127,6 +135,9 @@ export function loadIgniteSettings(sources: IgniteSettingsSources): IgniteSettin
     isWatching: true,
     ...fromYaml(sources.systemYaml),
   };
+  for (const [key, value] of Object.entries(sources.musubiConfig ?? {})) {
+    if (value !== undefined) merged[key] = value;
+  }
   for (const [name, key] of SECONDS_ENV) {
     const raw = sources.env[name];
     if (raw !== undefined && raw !== '') merged[key] = number(name, raw, false) * 1000;
