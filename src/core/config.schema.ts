@@ -75,12 +75,24 @@ const gatewaysSchema = z.strictObject({
       workDir: z.string().min(1).optional(),
     })
     .optional(),
-  /** IGNITE's queue monitor over a workspace (default: IGNITE_WORKSPACE, else the working directory). */
+  /**
+   * IGNITE's queue monitor over a workspace (default: IGNITE_WORKSPACE, else the working directory). The
+   * monitor settings below override the workspace's system.yaml; IGNITE's environment variables override
+   * them (docs/ignite.md).
+   */
   ignite: z
     .strictObject({
       enabled: z.boolean().default(false),
       workspace: z.string().min(1).optional(),
       workers: z.number().int().min(1).max(64).optional(),
+      /** system.yaml `queue.poll_interval`: the safety-net rescan. */
+      pollIntervalMs: z.number().int().positive().optional(),
+      /** system.yaml `queue.parallel_max`: agents served in parallel. */
+      parallelMax: z.number().int().min(1).max(256).optional(),
+      /** system.yaml `queue.max_turn`: a running turn is stopped after this long. */
+      maxTurnMs: z.number().int().positive().optional(),
+      /** system.yaml `defaults.task_timeout`: the lease of a claimed message. */
+      taskTimeoutMs: z.number().int().positive().optional(),
     })
     .optional(),
 });

@@ -5,7 +5,8 @@ import { createHttpGateway } from '../gateways/http/http-gateway.js';
 import { urlFilePath } from '../gateways/http/url-file.js';
 import { createIgniteGateway } from '../gateways/ignite/ignite-gateway.js';
 import { resolveRuntimeDir, resolveWorkspace } from '../gateways/ignite/ignite-paths.js';
-import { loadIgniteSettings } from '../gateways/ignite/ignite-settings.js';
+import type { IgniteSettings } from '../gateways/ignite/ignite-settings.js';
+import { loadMonitorSettings } from '../gateways/ignite/monitor-settings.js';
 import { createYadonGateway } from '../gateways/yadon/yadon-gateway.js';
 import {
   MANAGER_NAME,
@@ -43,6 +44,44 @@ export interface GatewayDeps {
   readonly runners: HubRunners;
   /** One view of every agent, shared so a gateway knows which agents another gateway has attached. */
   readonly directory: AgentDirectory;
+  /** Where and how the IGNITE gateway runs ({@link prepareIgnite}); absent when it is not enabled. */
+  readonly ignite?: IgniteSetup;
+}
+
+/** The IGNITE gateway's workspace, runtime dir and monitor settings, resolved before the hub starts. */
+export interface IgniteSetup {
+  readonly workspace: string;
+  readonly runtimeDir: string;
+  readonly settings: IgniteSettings;
+}
+
+/**
+ * Resolves the IGNITE gateway's setup when the config enables it (else undefined): the workspace
+ * (`gateways.ignite.workspace`, else IGNITE_WORKSPACE / WORKSPACE_DIR, else `cwd`), its runtime dir, and
+ * the monitor settings as `musubi ignite monitor` loads them, with musubi.yaml's `gateways.ignite`
+ * settings between system.yaml and the environment. Rejects with CONFIG_INVALID for a bad system.yaml.
+ */
+export async function prepareIgnite(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): Promise<IgniteSetup | undefined> {
+  const ignite = config.gateways.ignite;
+  if (ignite?.enabled !== true) return undefined;
+  const workspace = resolveWorkspace({
+    ...(ignite.workspace !== undefined && { flag: ignite.workspace }),
+    env,
+    cwd,
+    isMonitor: true,
+  });
+  const runtimeDir = resolveRuntimeDir(workspace, env);
+  const { pollIntervalMs, parallelMax, maxTurnMs, taskTimeoutMs } = ignite;
+  const settings = await loadMonitorSettings({
+    runtimeDir,
+    env,
+    musubiConfig: { pollIntervalMs, parallelMax, maxTurnMs, taskTimeoutMs },
+  });
+  return { workspace, runtimeDir, settings };
 }
 
 function httpGateway(d: GatewayDeps): Gateway | undefined {
@@ -82,28 +121,21 @@ function yadonGateway(d: GatewayDeps): Gateway | undefined {
 }
 
 function igniteGateway(d: GatewayDeps): Gateway | undefined {
-  const ignite = d.config.gateways.ignite;
-  if (ignite?.enabled !== true) return undefined;
-  const workspace = resolveWorkspace({
-    ...(ignite.workspace !== undefined && { flag: ignite.workspace }),
-    env: d.env,
-    cwd: d.cwd,
-    isMonitor: true,
-  });
+  if (d.ignite === undefined) return undefined;
   return createIgniteGateway({
     bus: d.bus,
     logger: d.logger,
     clock: d.clock,
-    workspace,
-    runtimeDir: resolveRuntimeDir(workspace, d.env),
-    settings: loadIgniteSettings({ env: d.env }),
+    workspace: d.ignite.workspace,
+    runtimeDir: d.ignite.runtimeDir,
+    settings: d.ignite.settings,
     busMaxAttempts: d.config.bus.retry.maxAttempts,
     // IGNITE agents are named after their role (`ignitian_3` has the role `ignitian`).
     runnerFor: (agent) => d.runners.runnerFor(agent, { role: agent.replace(/[_-]\d+$/, '') }),
     isAttachedElsewhere: attachedElsewhere(d.directory, 'ignite'),
     // Each turn gets its role's instructions (what it receives, what it sends to whom, which tools).
     systemPromptFor: (agent) => instructionsFor(agent, IGNITE_TOOLS),
-    ...(ignite.workers !== undefined && { workers: ignite.workers }),
+    ...(d.config.gateways.ignite?.workers !== undefined && { workers: d.config.gateways.ignite.workers }),
   });
 }
 

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.schema.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
-import { buildGateways } from './build-gateways.js';
+import { buildGateways, prepareIgnite } from './build-gateways.js';
 import { createHubRunners } from './hub-runners.js';
 import { startHub, type Hub } from './hub.js';
 
@@ -22,10 +22,12 @@ export interface StartConfiguredHubOptions {
 
 /**
  * Starts the hub `musubi up` runs: store, bus, task registry, one agent directory and one runner factory,
- * and every gateway the config enables. Rejects like {@link startHub}.
+ * and every gateway the config enables. The IGNITE settings (system.yaml) are read before anything
+ * starts. Rejects like {@link startHub}, or with CONFIG_INVALID for a bad system.yaml.
  */
-export function startConfiguredHub(options: StartConfiguredHubOptions): Promise<Hub> {
+export async function startConfiguredHub(options: StartConfiguredHubOptions): Promise<Hub> {
   const { config, cwd, env, logger, clock, ids } = options;
+  const ignite = await prepareIgnite(config, env, cwd);
   return startHub({
     config,
     cwd,
@@ -44,6 +46,7 @@ export function startConfiguredHub(options: StartConfiguredHubOptions): Promise<
         cwd,
         runners: createHubRunners({ config, env, bus, installed: options.installed }),
         directory: new AgentDirectory({ bus, clock }),
+        ...(ignite !== undefined && { ignite }),
       }),
   });
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,11 +9,14 @@ import { createIdGenerator } from '../../src/core/ids.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import type { Hub } from '../../src/hub/hub.js';
 import { startConfiguredHub } from '../../src/hub/start-configured-hub.js';
+import { waitFor } from '../fakes/fake-cli-harness.js';
+import { makeIgniteWorkspace } from '../fixtures/ignite-workspace.js';
 
 let dir = '';
 let hub: Hub | undefined;
 afterEach(async () => {
   await hub?.close();
+  hub = undefined;
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -60,5 +63,86 @@ describe('hub - gateways from config', () => {
     if (http?.kind !== 'tcp') throw new Error('http should listen on TCP');
     const health = await fetch(`http://127.0.0.1:${http.port}/api/health`);
     expect(health.status).toBe(200);
+  });
+});
+
+describe('hub - the IGNITE gateway reads the workspace settings', () => {
+  // A worker's task whose turn sleeps 1.5 s. Its reply cannot be sent (no `musubi` on PATH), so the turn
+  // fails either way; what max_turn decides is whether it is stopped as a timeout first.
+  async function runLongTurn(options: {
+    readonly systemYaml: string;
+    readonly ignite?: Record<string, unknown>;
+    readonly env?: Record<string, string>;
+  }): Promise<string> {
+    const ws = await makeIgniteWorkspace({ workers: 1 });
+    dir = ws.workspace;
+    await writeFile(join(ws.rt, 'system.yaml'), options.systemYaml);
+    const config = configSchema.parse({
+      store: `sqlite:${join(dir, 'bus.db')}`,
+      log: { level: 'silent' },
+      gateways: {
+        http: { enabled: false },
+        ignite: { enabled: true, workspace: dir, workers: 1, ...options.ignite },
+      },
+    });
+    const clock = createSystemClock();
+    const env = { PATH: '/nonexistent', ...options.env };
+    hub = await startConfiguredHub({
+      config,
+      cwd: dir,
+      env,
+      logger: createSilentLogger(),
+      clock,
+      ids: createIdGenerator(clock),
+      installed: new Set(),
+    });
+    await ws.send({
+      from: 'coordinator',
+      to: 'ignitian_1',
+      type: 'task_assignment',
+      body: 'task_id: "t1"\ntitle: "long"\ndescription: "sleep 1500"\n',
+    });
+    const bus = hub.bus;
+    let kind = '';
+    await waitFor(
+      async () => {
+        const retry = (await bus.readEvents({ limit: 10_000 })).find(
+          (e) => e.type === 'gateway.ignite.retrying',
+        );
+        kind = retry !== undefined && 'data' in retry ? String(retry.data['kind']) : '';
+        return kind !== '';
+      },
+      10_000,
+      'the first retry',
+    );
+    return kind;
+  }
+
+  it('stops a turn after system.yaml queue.max_turn', async () => {
+    expect(await runLongTurn({ systemYaml: 'queue:\n  max_turn: 0.3\n' })).toBe('timeout');
+  });
+
+  it('lets musubi.yaml gateways.ignite win over system.yaml', async () => {
+    const kind = await runLongTurn({
+      systemYaml: 'queue:\n  max_turn: 0.3\n',
+      ignite: { maxTurnMs: 60_000 },
+    });
+    expect(kind).toBe('failed');
+  });
+
+  it('lets the environment win over musubi.yaml', async () => {
+    const kind = await runLongTurn({
+      systemYaml: 'queue:\n  max_turn: 600\n',
+      ignite: { maxTurnMs: 60_000 },
+      env: { QUEUE_MAX_TURN: '0.3' },
+    });
+    expect(kind).toBe('timeout');
+  });
+
+  it('refuses to start with CONFIG_INVALID when system.yaml is out of range', async () => {
+    await expect(runLongTurn({ systemYaml: 'defaults:\n  task_timeout: 5\n' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringMatching(/task_timeout/) as unknown,
+    });
   });
 });

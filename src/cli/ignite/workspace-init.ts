@@ -6,7 +6,7 @@ import { orgAgents } from '../../teams/org/org-roles.js';
 import { shellQuote, toolCommands, type ToolCommands } from './tool-commands.js';
 
 /** The default `system.yaml` written by `ignite init` (every key optional; env and flags override). */
-const SYSTEM_YAML = `# IGNITE settings read by musubi's queue monitor (defaults < this file < environment < flags).
+const SYSTEM_YAML = `# IGNITE settings read by musubi's queue monitor (docs/ignite.md: defaults < this file < musubi.yaml < environment < flags).
 queue:
   poll_interval: 10   # seconds between safety-net rescans (events find files at once)
   parallel_max: 4     # agents served in parallel
