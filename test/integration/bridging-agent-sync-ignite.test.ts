@@ -11,7 +11,7 @@ import { waitFor } from '../fixtures/agent-sync-harness.js';
 import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
 import { startBridgingHub, type BridgingHub } from '../fixtures/bridging-hub.js';
 import { runTool } from '../fixtures/ignite-tool-io.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 
 const TASK = 'task_id: "task_001"\ntitle: "greet"\ndescription: |\n  write hello.txt hi\n';
 
@@ -51,7 +51,7 @@ describe('bridging agent_sync <-> IGNITE', () => {
   afterAll(async () => {
     await cli.remove();
     await stopEsbuild(); // bundleCli's esbuild service is a child process too
-    expect(liveChildPids()).toEqual([]);
+    await expectNoLiveChildren();
   });
 
   it('delivers an IGNITE task_assignment to an agent_sync peer through listen, as its YAML text', async () => {

@@ -7,7 +7,7 @@ import type { NekoEvent } from '../../src/gateways/neko/neko-wire.js';
 import { FakeChannel } from '../fakes/fake-channel.js';
 import { waitFor } from '../fixtures/agent-sync-harness.js';
 import { startBridgingHub, type BridgingHub } from '../fixtures/bridging-hub.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,8 +25,8 @@ describe('bridging agent_sync and IGNITE <-> N.E.K.O.', () => {
     await h?.close();
     h = undefined;
   });
-  afterAll(() => {
-    expect(liveChildPids()).toEqual([]);
+  afterAll(async () => {
+    await expectNoLiveChildren();
   });
 
   it("runs an agent_sync peer's message to a N.E.K.O. channel as a task and mails the task back when it ends", async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agentSocketPath } from '../../src/gateways/yadon/yadon-paths.js';
 import { startBridgingHub, type BridgingHub } from '../fixtures/bridging-hub.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 import { ask as askSocket } from '../fixtures/yadon-harness.js';
 
 type Json = Record<string, unknown>;
@@ -22,8 +22,8 @@ describe('bridging agent_sync <-> yadon', () => {
     await h?.close();
     h = undefined;
   });
-  afterAll(() => {
-    expect(liveChildPids()).toEqual([]);
+  afterAll(async () => {
+    await expectNoLiveChildren();
   });
 
   it('runs a message sent through agent_sync to a yadon worker and mails the result to the sender', async () => {

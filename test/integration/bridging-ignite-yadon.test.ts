@@ -9,7 +9,7 @@ import { originHeaders } from '../../src/gateways/bridging/origin-protocol.js';
 import { waitFor } from '../fixtures/agent-sync-harness.js';
 import { startBridgingHub, type BridgingHub } from '../fixtures/bridging-hub.js';
 import { runTool } from '../fixtures/ignite-tool-io.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 
 describe('bridging IGNITE <-> yadon', () => {
   let h: BridgingHub | undefined;
@@ -17,8 +17,8 @@ describe('bridging IGNITE <-> yadon', () => {
     await h?.close();
     h = undefined;
   });
-  afterAll(() => {
-    expect(liveChildPids()).toEqual([]);
+  afterAll(async () => {
+    await expectNoLiveChildren();
   });
 
   it("runs an IGNITE agent's YAML task on a yadon worker and brings the result back as a MIME file", async () => {

@@ -8,7 +8,7 @@ import { createSystemClock } from '../../src/core/clock.js';
 import type { StoredEvent } from '../../src/core/events.js';
 import { openStore } from '../../src/hub/open-store.js';
 import { FAKE_BIN_DIR } from '../fakes/fake-cli-harness.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 import { runCli } from '../fixtures/run-cli.js';
 
 /** What `npm start` runs (`node dist/cli.js demo`), from source, with a generous limit for a loaded machine. */
@@ -102,7 +102,7 @@ describe('musubi demo', () => {
     const socketDir = /unix sockets in (\S+)\)/.exec(run.stdout)?.[1];
     expect(socketDir).toBeDefined();
     expect(existsSync(socketDir ?? '')).toBe(false);
-    expect(liveChildPids()).toEqual([]);
+    await expectNoLiveChildren();
   }, 120_000);
 
   it('runs the same team on an agent CLI chosen with --agent and reports that the goal was not met', async () => {

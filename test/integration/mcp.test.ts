@@ -14,8 +14,7 @@ import { createBus } from '../../src/bus/bus.js';
 import { createIdGenerator } from '../../src/core/ids.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { TaskRegistry } from '../../src/tasks/task-registry.js';
-import { waitFor } from '../fakes/fake-cli-harness.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 import { CLI_ENTRY, TSX_LOADER } from '../fixtures/run-cli.js';
 
 interface McpAgent {
@@ -94,7 +93,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.allSettled(agents.map((a) => a.client.close()));
-  await waitFor(() => liveChildPids().length === 0, 15_000, 'no child processes left');
+  await expectNoLiveChildren(15_000);
   await rm(dir, { recursive: true, force: true });
 }, 30_000);
 

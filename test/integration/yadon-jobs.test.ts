@@ -12,7 +12,7 @@ import { exchangeWithAgent } from '../../src/gateways/yadon/yadon-client.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { fakeParentEnv, readPids, waitFor } from '../fakes/fake-cli-harness.js';
 import { FakeAgentRunner } from '../fakes/fake-agent-runner.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 import { ask, shortTempDir, startYadonHarness, type YadonHarness } from '../fixtures/yadon-harness.js';
 
 const opened: Array<{ close(): Promise<unknown> }> = [];
@@ -20,7 +20,7 @@ const track = <T extends { close(): Promise<unknown> }>(x: T): T => (opened.push
 
 afterEach(async () => {
   for (const x of opened.splice(0).reverse()) await x.close();
-  await waitFor(() => liveChildPids().length === 0, 10_000, 'no child processes left');
+  await expectNoLiveChildren(10_000);
 });
 
 async function harness(options: Parameters<typeof startYadonHarness>[0] = {}): Promise<YadonHarness> {

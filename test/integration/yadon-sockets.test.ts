@@ -6,7 +6,7 @@ import { createSilentLogger } from '../../src/core/logger.js';
 import { AgentSocketServer } from '../../src/gateways/yadon/agent-socket-server.js';
 import { waitFor } from '../fakes/fake-cli-harness.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { liveChildPids } from '../fixtures/process-children.js';
+import { expectNoLiveChildren } from '../fixtures/process-children.js';
 import {
   ask,
   rawExchange,
@@ -20,7 +20,7 @@ const track = <T extends { close(): Promise<unknown> }>(x: T): T => (opened.push
 
 afterEach(async () => {
   for (const x of opened.splice(0).reverse()) await x.close();
-  await waitFor(() => liveChildPids().length === 0, 10_000, 'no child processes left');
+  await expectNoLiveChildren(10_000);
 });
 
 const listen = (server: Server, path: string) =>
