@@ -50,13 +50,32 @@ describe('EnvelopeCache', () => {
     expect(isMusubiError(caught) && caught.code).toBe('STORE_CORRUPT');
   });
 
+  it('hands out copies: changing one envelope’s headers changes no other', () => {
+    const cache = new EnvelopeCache();
+    cache.remember(1, text, envelope);
+    const first = cache.decode(1, text, 1, 'test');
+    (first.headers as Record<string, string>)['trace'] = 'changed';
+    expect(cache.decode(1, text, 2, 'test').headers).toEqual({ trace: 'abc' });
+  });
+
   it('keeps at most its capacity, dropping the oldest entry, and forgets deleted rows', () => {
-    const cache = new EnvelopeCache(2);
+    const cache = new EnvelopeCache({ capacity: 2 });
     cache.remember(1, text, envelope);
     cache.remember(2, text, envelope);
     cache.remember(3, text, envelope);
     expect(cache.seqs()).toEqual([2, 3]);
     cache.forget(2);
     expect(cache.seqs()).toEqual([3]);
+  });
+
+  it('bounds the text it holds and never holds a large row', () => {
+    const cache = new EnvelopeCache({ maxChars: text.length * 2 });
+    for (let seq = 1; seq <= 5; seq++) cache.remember(seq, text, envelope);
+    expect(cache.seqs()).toEqual([4, 5]);
+    const big = { ...envelope, body: 'x'.repeat(20_000) };
+    cache.remember(6, JSON.stringify(big), big);
+    expect(cache.seqs()).toEqual([4, 5]);
+    expect(cache.decode(6, JSON.stringify(big), 1, 'row 6').body).toHaveLength(20_000);
+    expect(cache.seqs()).toEqual([4, 5]);
   });
 });

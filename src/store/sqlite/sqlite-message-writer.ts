@@ -7,6 +7,9 @@ import { storeFailure } from './sqlite-errors.js';
 import type { SqliteGroupCommit } from './sqlite-group-commit.js';
 import type { SqliteMessages } from './sqlite-messages.js';
 
+/** Mailboxes remembered as backlogged at most (short-lived mailbox names must not pile up). */
+const MAX_BACKLOGGED = 1_024;
+
 /**
  * The message verbs of the SQLite store, run through its group commit: each one's statements run in
  * their own savepoint of the next batch, its promise settles after that batch committed, and only then
@@ -18,7 +21,7 @@ export class SqliteMessageWriter {
   readonly #commit: SqliteGroupCommit;
   readonly #feed: SqliteChangeFeed;
   readonly #clock: Clock;
-  /** Mailboxes whose last claim here found a message (see claim). */
+  /** Mailboxes whose last claim here found a message (see claim); a hint, dropped when it grows large. */
   readonly #isBacklogged = new Set<string>();
 
   constructor(parts: {
@@ -58,6 +61,7 @@ export class SqliteMessageWriter {
       this.#isBacklogged.delete(mailbox);
       return null;
     }
+    if (this.#isBacklogged.size >= MAX_BACKLOGGED) this.#isBacklogged.clear();
     this.#isBacklogged.add(mailbox);
     if ('corrupt' in outcome) throw outcome.corrupt;
     this.#feed.events.notify();

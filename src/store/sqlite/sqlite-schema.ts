@@ -14,9 +14,10 @@ import { MusubiError } from '../../core/errors.js';
  *
  * No table uses AUTOINCREMENT (it costs a write to sqlite_sequence in every transaction). `events.cursor`
  * and `kv_log.revision` are rowids, and those logs are only ever pruned from the oldest end, so the newest
- * row stays and rowid allocation (max + 1) never hands out a number twice. `messages.seq` is the cursor of
- * the event that put the message there (`message.sent` or `message.requeued`), so it strictly increases
- * and is never reused either.
+ * row stays and rowid allocation (max + 1) never hands out a committed number twice (a rolled-back insert
+ * frees its number, which nothing outside that transaction saw). `messages.seq` is the cursor of the event
+ * that put the message there (`message.sent` or `message.requeued`), so it strictly increases and is never
+ * reused either.
  */
 export const MessageRowState = { ready: 0, waiting: 1, dead: 2, quarantined: 3 } as const;
 
