@@ -130,6 +130,15 @@ describe('bus - delivery', () => {
     expect(again?.envelope.attempt).toBe(2);
   });
 
+  it('rejects a peek limit that is not a non-negative integer with USAGE_INVALID', async () => {
+    const { bus } = setup();
+    await bus.send({ from: 'a', to: 'w', type: 't' });
+    for (const limit of [1.5, -1, Number.NaN, Infinity])
+      await expectCode(bus.peek('w', { limit }), 'USAGE_INVALID');
+    expect(await bus.peek('w', { limit: 0 })).toEqual([]);
+    expect(await bus.peek('w', { limit: 1 })).toHaveLength(1);
+  });
+
   it('sends one envelope id to every mailbox of a broadcast', async () => {
     const { bus } = setup();
     const results = await bus.broadcast({ from: 'lead', type: 'announce', body: 'hi' }, ['a', 'b', 'a']);
@@ -186,10 +195,19 @@ describe('bus - take', () => {
   it('resolves false without asking the store for an id no envelope can have', async () => {
     const { bus, store } = setup();
     await bus.send({ from: 'a', to: 'w', type: 't', id: 'job-1' });
+    const asked: string[] = [];
+    const take = store.take.bind(store);
+    store.take = (mailbox, id) => {
+      asked.push(id);
+      return take(mailbox, id);
+    };
     for (const id of ['', 'a:b', '../job-1', 'x'.repeat(200), 42 as unknown as string]) {
       expect(await bus.take('w', id)).toBe(false);
     }
-    expect((await store.count('w')).total).toBe(1);
+    expect(asked).toEqual([]);
+    expect(await bus.take('w', 'job-1')).toBe(true);
+    expect(asked).toEqual(['job-1']);
+    expect((await store.count('w')).total).toBe(0);
   });
 
   it('rejects BUS_CLOSED after close', async () => {

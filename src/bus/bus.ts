@@ -174,6 +174,7 @@ export function createBus(options: CreateBusOptions): Bus {
   };
 
   const bus: Bus = {
+    writesInOrder: store.writesInOrder,
     async send(input): Promise<SendResult> {
       assertOpen();
       // Name errors get their own code before the envelope schema sees them.
@@ -223,7 +224,12 @@ export function createBus(options: CreateBusOptions): Bus {
     },
     async peek(mailbox, opts) {
       assertOpen();
-      return store.peek(assertMailboxName(mailbox), opts);
+      const name = assertMailboxName(mailbox);
+      const limit = opts?.limit;
+      if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+        throw new MusubiError('USAGE_INVALID', `peek limit must be a non-negative integer, got ${limit}`);
+      }
+      return store.peek(name, opts);
     },
     async count(mailbox) {
       assertOpen();

@@ -34,6 +34,8 @@ export type NackOutcome =
  * sees it. After close() every method rejects with BUS_CLOSED.
  */
 export interface Bus extends AsyncDisposable {
+  /** Whether the store makes writes durable in call order (see Store.writesInOrder). */
+  readonly writesInOrder: boolean;
   /** Validates, fills defaults and appends to `input.to`. Idempotent on envelope id. */
   send(input: EnvelopeInput): Promise<SendResult>;
   /** Sends one envelope (same id) to each mailbox in `to`; resolves one result per mailbox. */

@@ -84,6 +84,14 @@ export interface Store extends AsyncDisposable {
   readonly kind: string;
 
   /**
+   * True when writes become durable in the order they were called: a crash never keeps a write and
+   * loses one called before it (SQLite: one connection committing its queue in order; memory: nothing
+   * is durable). False for NATS, where concurrent writes are independent requests. A caller that needs
+   * "X is durable before anything I do later" may rely on this instead of waiting for X.
+   */
+  readonly writesInOrder: boolean;
+
+  /**
    * Appends to a mailbox. Idempotent on (mailbox, envelope.id) while that message is live (ready, delayed,
    * leased) or dead-lettered: a repeat returns the original seq with `isDuplicate` and changes nothing.
    * Once acked or discarded, the id is forgotten and the same id appends a new message. Records

@@ -66,7 +66,8 @@ export class BusMailboxes {
         mailboxKey,
         items: taken.map((t) => t.item),
         commit: () => this.#commit(mailbox, ids),
-        commitsAlone: true,
+        // A later request's write can then not become durable before this removal (spec 4.5).
+        commitsAlone: this.#bus.writesInOrder,
         release: () => Promise.resolve(this.#unreserve(mailbox, ids)),
       };
     }

@@ -14,7 +14,8 @@ export interface Reservation {
   /**
    * True when commit needs no command lock: until it has finished the items stay reserved (no listen
    * hands them out again) and the mailbox's pending count waits for it, so later requests see the
-   * removal without queueing behind it.
+   * removal without queueing behind it; and the store makes it durable before any write a later
+   * request makes (Store.writesInOrder). Otherwise commit runs under the mailbox lock.
    */
   readonly commitsAlone: boolean;
   /** Puts the items back at the head, in order (the reply could not be written). Run inside the queue. */

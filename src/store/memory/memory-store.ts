@@ -34,6 +34,7 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore implements Store {
   readonly kind = 'memory';
+  readonly writesInOrder = true;
   readonly #listeners = new AvailableListeners();
   readonly #kv = new MemoryKv({ retention: RETENTION });
   readonly #events: MemoryEventLog;

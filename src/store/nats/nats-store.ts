@@ -40,6 +40,7 @@ export interface NatsStoreOptions {
  */
 export class NatsStore implements Store {
   readonly kind = 'nats';
+  readonly writesInOrder = false;
   readonly #p: NatsStoreParts;
   readonly #clock: Clock;
   readonly #retain: number;

@@ -59,6 +59,8 @@ interface Parts {
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
+  // The group commit runs the queue in call order, one transaction after another.
+  readonly writesInOrder = true;
   readonly #db: Database.Database;
   readonly #clock: Clock;
   readonly #commit: SqliteGroupCommit;
