@@ -281,11 +281,12 @@ describe('N.E.K.O. HTTP control API', () => {
       status: 200,
       body: { success: true, message: 'all tasks terminated and cleared' },
     });
-    const cancelled = s.events.find(
+    // The update travels to main over the ZeroMQ bridge: it may arrive just after the HTTP reply.
+    const cancelled = await s.waitFor(
       (e) =>
         e.event_type === 'task_update' && (e['task'] as Record<string, unknown>)['status'] === 'cancelled',
     );
-    expect(cancelled?.['task']).toMatchObject({ id: task['task_id'], end_time: expect.any(String) });
+    expect(cancelled['task']).toMatchObject({ id: task['task_id'], end_time: expect.any(String) });
     expect((await s.http('GET', '/tasks')).body['tasks']).toEqual([]);
     expect((await s.http('POST', '/admin/control', { action: 'disable_analyzer' })).body).toEqual({
       success: true,
