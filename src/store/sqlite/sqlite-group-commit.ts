@@ -40,17 +40,23 @@ export class SqliteGroupCommit {
   readonly #release: Database.Statement<[]>;
   readonly #rollbackTo: Database.Statement<[]>;
   readonly #onCommitted: (writes: number) => void;
+  readonly #beforeBegin: () => void;
   #queue: PendingOperation[] = [];
   #scheduled: NodeJS.Immediate | undefined;
   #isClosed = false;
 
   /**
    * `onCommitted` hears, right after each COMMIT, how many writes it made durable. It must not throw:
-   * it runs before the batch's promises settle.
+   * it runs before the batch's promises settle. `beforeBegin` runs before each batch's BEGIN (the
+   * store ends its shared read transaction there).
    */
-  constructor(db: Database.Database, options: { onCommitted: (writes: number) => void }) {
+  constructor(
+    db: Database.Database,
+    options: { onCommitted: (writes: number) => void; beforeBegin?: () => void },
+  ) {
     this.#db = db;
     this.#onCommitted = options.onCommitted;
+    this.#beforeBegin = options.beforeBegin ?? ((): void => undefined);
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
@@ -134,6 +140,7 @@ export class SqliteGroupCommit {
   /** Runs `batch` in one transaction; returns one outcome per operation that ran, in order. */
   #transaction(batch: PendingOperation[]): Outcome[] {
     try {
+      this.#beforeBegin();
       this.#begin.run();
     } catch (err) {
       return batch.map((op) => ({ error: storeFailure(err, op.operation) }));

@@ -6,6 +6,7 @@ import type { SqliteChangeFeed } from './sqlite-change-feed.js';
 import { storeFailure } from './sqlite-errors.js';
 import type { SqliteGroupCommit } from './sqlite-group-commit.js';
 import type { SqliteMessages } from './sqlite-messages.js';
+import type { SqliteReadSnapshot } from './sqlite-read-snapshot.js';
 
 /** Mailboxes remembered as backlogged at most (short-lived mailbox names must not pile up). */
 const MAX_BACKLOGGED = 1_024;
@@ -21,6 +22,7 @@ export class SqliteMessageWriter {
   readonly #commit: SqliteGroupCommit;
   readonly #feed: SqliteChangeFeed;
   readonly #clock: Clock;
+  readonly #snapshot: SqliteReadSnapshot;
   /** Mailboxes whose last claim here found a message (see claim); a hint, dropped when it grows large. */
   readonly #isBacklogged = new Set<string>();
 
@@ -29,11 +31,13 @@ export class SqliteMessageWriter {
     commit: SqliteGroupCommit;
     feed: SqliteChangeFeed;
     clock: Clock;
+    snapshot: SqliteReadSnapshot;
   }) {
     this.#messages = parts.messages;
     this.#commit = parts.commit;
     this.#feed = parts.feed;
     this.#clock = parts.clock;
+    this.#snapshot = parts.snapshot;
   }
 
   async append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
@@ -124,7 +128,7 @@ export class SqliteMessageWriter {
 
   #hasClaimable(mailbox: string): boolean {
     try {
-      return this.#messages.hasClaimable(mailbox, this.#clock.now());
+      return this.#snapshot.read(() => this.#messages.hasClaimable(mailbox, this.#clock.now()));
     } catch (err) {
       throw storeFailure(err, 'claim');
     }

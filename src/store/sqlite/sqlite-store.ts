@@ -27,6 +27,7 @@ import { SqliteKv } from './sqlite-kv.js';
 import { SqliteMailboxQueries } from './sqlite-mailbox-queries.js';
 import { SqliteMessageWriter } from './sqlite-message-writer.js';
 import { SqliteMessages } from './sqlite-messages.js';
+import { SqliteReadSnapshot } from './sqlite-read-snapshot.js';
 import { migrate } from './sqlite-schema.js';
 import { resolveSqliteOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 
@@ -47,8 +48,10 @@ interface Parts {
  * rejects only its own promise. A promise resolves only after its transaction committed, so durability
  * is the same as with a transaction per operation (see {@link SqliteStoreOptions.synchronous}).
  *
- * Reads (peek, counts, nextDueAt, kv reads, events) run at once, without a transaction or lock, and
- * see what is committed: every write whose promise resolved, never one still queued. A claim first
+ * Reads (peek, counts, nextDueAt, kv reads, events) run at once, without the write lock, and see what
+ * is committed: every write whose promise resolved, never one still queued. The reads of one event-loop
+ * turn share one read transaction ({@link SqliteReadSnapshot}), so within a turn they see one state;
+ * another process's commit shows from the next turn on. A claim first
  * looks, the same way, for anything claimable; when there is nothing it resolves null at once, without
  * queueing or taking the write lock, so idle consumers never block writers. close() first runs what
  * is queued.
@@ -65,6 +68,7 @@ export class SqliteStore implements Store {
   readonly #clock: Clock;
   readonly #commit: SqliteGroupCommit;
   readonly #checkpointer: SqliteCheckpointer;
+  readonly #snapshot: SqliteReadSnapshot;
   readonly #writer: SqliteMessageWriter;
   readonly #queries: SqliteMailboxQueries;
   readonly #kv: SqliteKv;
@@ -95,8 +99,10 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#clock = parts.clock;
     this.#checkpointer = new SqliteCheckpointer(db, parts);
+    this.#snapshot = new SqliteReadSnapshot(db);
     this.#commit = new SqliteGroupCommit(db, {
       onCommitted: (writes) => this.#checkpointer.noteWrites(writes),
+      beforeBegin: () => this.#snapshot.end(),
     });
     this.#events = new SqliteEventLog(db, { retention: parts.eventRetention });
     this.#kv = new SqliteKv(db, { retention: parts.eventRetention });
@@ -108,6 +114,7 @@ export class SqliteStore implements Store {
       commit: this.#commit,
       feed: this.#feed,
       clock: this.#clock,
+      snapshot: this.#snapshot,
     });
   }
 
@@ -270,6 +277,7 @@ export class SqliteStore implements Store {
     this.#isClosed = true;
     // Operations issued before close() run and settle first (committed, or rejected on failure).
     this.#commit.close();
+    this.#snapshot.end();
     this.#feed.close();
     // The checkpoint thread's connection closes first, so this one is the last and removes the WAL.
     await this.#checkpointer.close();
@@ -288,7 +296,7 @@ export class SqliteStore implements Store {
   #run<T>(operation: string, fn: () => T): T {
     this.#assertOpen();
     try {
-      return fn();
+      return this.#snapshot.read(fn);
     } catch (err) {
       throw storeFailure(err, operation);
     }
