@@ -57,7 +57,11 @@ describe('agent concurrency limits and budgets', () => {
     const results = await Promise.all(turns);
     expect(results.every((r) => r.exitCode === 0)).toBe(true);
     expect(peak).toBe(2);
-    expect(order).toEqual([0, 1, 2, 3, 4]);
+    // Slots go out in order (unit-tested in concurrency-limiter.test.ts); turns 2 and 3 get theirs when
+    // 0 and 1 end, which can be the same moment, so their processes may report their start either way.
+    expect(order.slice(0, 2).sort()).toEqual([0, 1]);
+    expect(order.slice(2, 4).sort()).toEqual([2, 3]);
+    expect(order[4]).toBe(4);
     expect(limiter.active('claude')).toBe(0);
   });
 
