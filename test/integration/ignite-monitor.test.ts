@@ -203,13 +203,17 @@ describe('ignite queue monitor', () => {
     });
     const name = path.slice(path.lastIndexOf('/') + 1);
     const dlq = join(ws.rt, 'queue', 'dead_letter');
+    // The monitor writes the dead-letter entry and the escalation, then removes the processed file: the
+    // leader's turn can start before that removal, so wait for all three.
     await waitFor(
-      async () => (await ws.list(dlq)).length === 1 && runners.turnsOf('leader').length === 1,
+      async () =>
+        (await ws.list(dlq)).length === 1 &&
+        runners.turnsOf('leader').length === 1 &&
+        (await ws.list(ws.processed('ignitian_2'))).length === 0,
       5000,
-      'dead letter and escalation',
+      'dead letter, escalation and the processed file removed',
     );
     expect(runners.turnsOf('ignitian_2')).toHaveLength(4);
-    expect(await ws.list(ws.processed('ignitian_2'))).toEqual([]);
     const [entryName = ''] = await ws.list(dlq);
     expect(entryName).toMatch(new RegExp(`^${name.replace('.mime', '')}_dlq_\\d{10}\\.mime$`));
     const entry = await ws.read(join(dlq, entryName));
