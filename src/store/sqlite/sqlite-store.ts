@@ -3,8 +3,6 @@ import type { Clock } from '../../core/clock.js';
 import type { Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { BusEvent, StoredEvent } from '../../core/events.js';
-import type { ChangeSignal } from '../change-signal.js';
-import { followLog, type LogBatch } from '../follow-log.js';
 import type {
   AppendResult,
   DeadLetter,
@@ -28,6 +26,7 @@ import { SqliteMailboxQueries } from './sqlite-mailbox-queries.js';
 import { SqliteMessageWriter } from './sqlite-message-writer.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { SqliteReadSnapshot } from './sqlite-read-snapshot.js';
+import { SqliteStateVerbs } from './sqlite-state-verbs.js';
 import { migrate } from './sqlite-schema.js';
 import { resolveSqliteOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 
@@ -51,10 +50,9 @@ interface Parts {
  * Reads (peek, counts, nextDueAt, kv reads, events) run at once, without the write lock, and see what
  * is committed: every write whose promise resolved, never one still queued. The reads of one event-loop
  * turn share one read transaction ({@link SqliteReadSnapshot}), so within a turn they see one state;
- * another process's commit shows from the next turn on. A claim first
- * looks, the same way, for anything claimable; when there is nothing it resolves null at once, without
- * queueing or taking the write lock, so idle consumers never block writers. close() first runs what
- * is queued.
+ * another process's commit shows from the next turn on. A claim first looks, the same way, for
+ * anything claimable; when there is nothing it resolves null at once, without queueing or taking the
+ * write lock, so idle consumers never block writers. close() first runs what is queued.
  *
  * Commits by other connections reach onAvailable listeners (as `null`), kv watches and event follows
  * through a `PRAGMA data_version` poll that runs only while one of them exists. Rows read back are
@@ -71,8 +69,7 @@ export class SqliteStore implements Store {
   readonly #snapshot: SqliteReadSnapshot;
   readonly #writer: SqliteMessageWriter;
   readonly #queries: SqliteMailboxQueries;
-  readonly #kv: SqliteKv;
-  readonly #events: SqliteEventLog;
+  readonly #state: SqliteStateVerbs;
   readonly #feed: SqliteChangeFeed;
   #isClosed = false;
   #closing: Promise<void> | undefined;
@@ -104,17 +101,26 @@ export class SqliteStore implements Store {
       onCommitted: (writes) => this.#checkpointer.noteWrites(writes),
       beforeBegin: () => this.#snapshot.end(),
     });
-    this.#events = new SqliteEventLog(db, { retention: parts.eventRetention });
-    this.#kv = new SqliteKv(db, { retention: parts.eventRetention });
+    const events = new SqliteEventLog(db, { retention: parts.eventRetention });
     const cache = new EnvelopeCache();
     this.#queries = new SqliteMailboxQueries(db, { cache });
     this.#feed = new SqliteChangeFeed(db, { pollIntervalMs: parts.pollIntervalMs });
     this.#writer = new SqliteMessageWriter({
-      messages: new SqliteMessages(db, { events: this.#events, cache }),
+      messages: new SqliteMessages(db, { events, cache }),
       commit: this.#commit,
       feed: this.#feed,
       clock: this.#clock,
       snapshot: this.#snapshot,
+    });
+    this.#state = new SqliteStateVerbs({
+      kv: new SqliteKv(db, { retention: parts.eventRetention }),
+      events,
+      commit: this.#commit,
+      feed: this.#feed,
+      clock: this.#clock,
+      run: (operation, read) => this.#run(operation, read),
+      assertOpen: () => this.#assertOpen(),
+      isClosed: () => this.#isClosed,
     });
   }
 
@@ -194,68 +200,45 @@ export class SqliteStore implements Store {
   }
 
   async kvGet(key: string): Promise<KvEntry | null> {
-    return this.#run('kvGet', () => this.#kv.get(key));
+    return this.#state.kvGet(key);
   }
 
-  async kvSet(key: string, value: unknown, options?: KvWriteOptions): Promise<KvEntry> {
-    this.#assertOpen();
-    const entry = await this.#commit.write('kvSet', () => this.#kv.set(key, value, options));
-    this.#feed.kv.notify();
-    return entry;
+  kvSet(key: string, value: unknown, options?: KvWriteOptions): Promise<KvEntry> {
+    return this.#state.kvSet(key, value, options);
   }
 
-  async kvDelete(key: string, options?: KvWriteOptions): Promise<void> {
-    this.#assertOpen();
-    const isDeleted = await this.#commit.write('kvDelete', () => this.#kv.delete(key, options));
-    if (isDeleted) this.#feed.kv.notify();
+  kvDelete(key: string, options?: KvWriteOptions): Promise<void> {
+    return this.#state.kvDelete(key, options);
   }
 
   async kvList(prefix: string): Promise<KvEntry[]> {
-    return this.#run('kvList', () => this.#kv.list(prefix));
+    return this.#state.kvList(prefix);
   }
 
   kvWatch(
     prefix: string,
     options: { readonly signal: AbortSignal; readonly afterRevision?: number },
   ): AsyncIterable<KvChange> {
-    // "Changes made after the call": the starting revision is read now, not on the first next().
-    const after =
-      options.afterRevision ?? (this.#isClosed ? 0 : this.#run('kvWatch', () => this.#kv.revision()));
-    return this.#follow(
-      after,
-      options.signal,
-      (cursor) => this.#kv.changesAfter(prefix, cursor),
-      this.#feed.kv,
-    );
+    return this.#state.kvWatch(prefix, options);
   }
 
-  async appendEvent(event: BusEvent): Promise<StoredEvent> {
-    this.#assertOpen();
-    const stored = await this.#commit.write('appendEvent', () =>
-      this.#events.insert(event, this.#clock.now()),
-    );
-    this.#feed.events.notify();
-    return stored;
+  appendEvent(event: BusEvent): Promise<StoredEvent> {
+    return this.#state.appendEvent(event);
   }
 
   async readEvents(options?: { readonly after?: number; readonly limit?: number }): Promise<StoredEvent[]> {
-    return this.#run('readEvents', () => this.#events.read(options?.after ?? 0, options?.limit ?? -1));
+    return this.#state.readEvents(options);
   }
 
   followEvents(options: {
     readonly after?: number;
     readonly signal: AbortSignal;
   }): AsyncIterable<StoredEvent> {
-    return this.#follow(
-      options.after ?? 0,
-      options.signal,
-      (cursor) => this.#events.readBatch(cursor),
-      this.#feed.events,
-    );
+    return this.#state.followEvents(options);
   }
 
   async lastEventCursor(): Promise<number> {
-    return this.#run('lastEventCursor', () => this.#events.lastCursor());
+    return this.#state.lastEventCursor();
   }
 
   /**
@@ -300,21 +283,5 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw storeFailure(err, operation);
     }
-  }
-
-  #follow<T>(
-    after: number,
-    signal: AbortSignal,
-    read: (cursor: number) => LogBatch<T>,
-    changes: ChangeSignal,
-  ): AsyncIterable<T> {
-    return followLog({
-      after,
-      signal,
-      changes,
-      isClosed: () => this.#isClosed,
-      read: (cursor) => this.#run('follow', () => read(cursor)),
-      onActive: () => this.#feed.hold(),
-    });
   }
 }
