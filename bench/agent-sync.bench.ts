@@ -2,12 +2,12 @@
 // echo server in the same run (each server in its own child process, so its peak RSS is its own), and
 // the extra RSS of 1,000 idle listens. Run: npx tsx bench/agent-sync.bench.ts
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machineLine, percentile, printTable, type BenchRow } from './bench-kit.js';
+import { machineLine, percentile, printTable, writeResultsSection, type BenchRow } from './bench-kit.js';
 
 const CONNECTIONS = 32;
 const WARMUP_MS = 1_000;
@@ -267,7 +267,6 @@ async function main(): Promise<void> {
 }
 
 function appendResults(tables: string): void {
-  const file = join(here, 'RESULTS.md');
   const heading = '## agent_sync gateway';
   const section = [
     heading,
@@ -293,19 +292,7 @@ function appendResults(tables: string): void {
     "28 µs here; musubi's remaining cost is the store's per-message SQL and JavaScript, not the protocol.",
     '',
   ].join('\n');
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    text = ''; // no results file yet: this section starts it
-  }
-  const start = text.indexOf(heading);
-  if (start < 0) text = `${text.trimEnd()}\n\n${section}`;
-  else {
-    const next = text.indexOf('\n## ', start + heading.length);
-    text = `${text.slice(0, start)}${section}${next < 0 ? '' : `\n${text.slice(next + 1)}`}`;
-  }
-  writeFileSync(file, `${text.trimEnd()}\n`);
+  writeResultsSection(heading, section);
 }
 
 // Entry point last: classes above must be initialised before top-level await runs anything.

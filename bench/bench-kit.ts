@@ -1,4 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** One row of a benchmark table. */
 export interface BenchRow {
@@ -55,4 +58,25 @@ export function printTable(title: string, rows: readonly BenchRow[]): string {
   const text = lines.join('\n');
   console.log(text);
   return text;
+}
+
+/**
+ * Puts `section` (which starts with `heading`, a `## ` line) into bench/RESULTS.md: in place of the
+ * section with that heading, up to the next `## `, or at the end when there is none yet.
+ */
+export function writeResultsSection(heading: string, section: string): void {
+  const file = join(dirname(fileURLToPath(import.meta.url)), 'RESULTS.md');
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    text = ''; // no results file yet: this section starts it
+  }
+  const start = text.indexOf(heading);
+  if (start < 0) text = `${text.trimEnd()}\n\n${section}`;
+  else {
+    const next = text.indexOf('\n## ', start + heading.length);
+    text = `${text.slice(0, start)}${section}${next < 0 ? '' : `\n${text.slice(next + 1)}`}`;
+  }
+  writeFileSync(file, `${text.trimEnd()}\n`);
 }

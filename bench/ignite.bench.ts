@@ -9,7 +9,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AgentRunner } from '../src/agents/agent-runner.js';
 import { createBus } from '../src/bus/bus.js';
 import { createSystemClock } from '../src/core/clock.js';
 import { createIdGenerator } from '../src/core/ids.js';
@@ -21,6 +20,7 @@ import { writeNewQueueFileSync } from '../src/gateways/ignite/mime/queue-file-wr
 import { MemoryStore } from '../src/store/memory/memory-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
+import { FakeAgentRunner } from '../test/fakes/fake-agent-runner.js';
 import { percentile, printTable, trackPeakRss, type BenchRow } from './bench-kit.js';
 
 const MESSAGES = Number(process.env['IGNITE_BENCH_MESSAGES'] ?? '1000');
@@ -64,25 +64,10 @@ async function monitor(
     logger: createSilentLogger(),
     config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
   });
-  const runner: AgentRunner = {
-    backend: 'scripted',
-    available: () => Promise.resolve({ ready: true, reasons: [] }),
-    run: (input) => {
-      onRun(PROMPT.exec(input.prompt)?.[1] ?? '');
-      return Promise.resolve({
-        backend: 'scripted',
-        text: '',
-        exitCode: 0,
-        signal: null,
-        isError: false,
-        timedOut: false,
-        canceled: false,
-        durationMs: 0,
-        stderrTail: '',
-        isOutputTruncated: false,
-      });
-    },
-  };
+  const runner = new FakeAgentRunner((input) => {
+    onRun(PROMPT.exec(input.prompt)?.[1] ?? '');
+    return {};
+  });
   const gateway = createIgniteGateway({
     bus,
     logger: createSilentLogger(),

@@ -2,12 +2,11 @@
 // loopback) and tasks/s through a no-op channel (analyze_request → assessment → task → task_result),
 // against a bare zeromq PUSH/PULL echo in the same run. Main runs here; each server in a child process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as zmq from 'zeromq';
-import type { AgentRunInput, AgentRunner, AgentRunResult } from '../src/agents/agent-runner.js';
 import { ChildReaper } from '../src/agents/process/child-reaper.js';
 import { createBus } from '../src/bus/bus.js';
 import { createSystemClock } from '../src/core/clock.js';
@@ -22,7 +21,8 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
 import { TaskRegistry } from '../src/tasks/task-registry.js';
 import type { Channel } from '../src/teams/executor/channel.js';
-import { percentile, printTable, trackPeakRss, type BenchRow } from './bench-kit.js';
+import { FakeAgentRunner } from '../test/fakes/fake-agent-runner.js';
+import { percentile, printTable, trackPeakRss, writeResultsSection, type BenchRow } from './bench-kit.js';
 
 const ACKS = 2_000;
 const TASKS = 1_000;
@@ -31,26 +31,12 @@ const clock = createSystemClock();
 const dir = mkdtempSync(join(tmpdir(), 'musubi-neko-bench-'));
 
 /** An assessor that answers at once: the no-op channel can execute, described by the request itself. */
-const instantAssessor: AgentRunner = {
-  backend: 'scripted',
-  available: () => Promise.resolve({ ready: true, reasons: [] }),
-  run(input: AgentRunInput): Promise<AgentRunResult> {
-    const request = /LATEST_USER_REQUEST: (.*)/.exec(input.prompt)?.[1] ?? '';
-    const text = JSON.stringify({ noop: { can_execute: true, task_description: request, reason: 'bench' } });
-    return Promise.resolve({
-      backend: 'scripted',
-      text,
-      exitCode: 0,
-      signal: null,
-      isError: false,
-      timedOut: false,
-      canceled: false,
-      durationMs: 0,
-      stderrTail: '',
-      isOutputTruncated: false,
-    });
-  },
-};
+const instantAssessor = new FakeAgentRunner((input) => {
+  const request = /LATEST_USER_REQUEST: (.*)/.exec(input.prompt)?.[1] ?? '';
+  return {
+    text: JSON.stringify({ noop: { can_execute: true, task_description: request, reason: 'bench' } }),
+  };
+});
 
 const noopChannel: Channel = {
   id: 'noop',
@@ -308,7 +294,6 @@ async function echo(window: number, count: number): Promise<BenchRow> {
 }
 
 function appendResults(table: string): void {
-  const file = new URL('./RESULTS.md', import.meta.url);
   const heading = '## N.E.K.O. gateway';
   const section = [
     heading,
@@ -331,19 +316,7 @@ function appendResults(table: string): void {
     'rest of the gap to the memory store.',
     '',
   ].join('\n');
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    text = ''; // no results file yet: this section starts it
-  }
-  const start = text.indexOf(heading);
-  if (start < 0) text = `${text.trimEnd()}\n\n${section}`;
-  else {
-    const next = text.indexOf('\n## ', start + heading.length);
-    text = `${text.slice(0, start)}${section}${next < 0 ? '' : `\n${text.slice(next + 1)}`}`;
-  }
-  writeFileSync(file, `${text.trimEnd()}\n`);
+  writeResultsSection(heading, section);
 }
 
 const loadAtStart = loadavg()[0] ?? 0;

@@ -11,7 +11,6 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { AgentRunInput, AgentRunner, AgentRunResult } from '../src/agents/agent-runner.js';
 import { createBus } from '../src/bus/bus.js';
 import { createSystemClock } from '../src/core/clock.js';
 import { createIdGenerator } from '../src/core/ids.js';
@@ -20,6 +19,7 @@ import { createYadonGateway } from '../src/gateways/yadon/yadon-gateway.js';
 import { MemoryStore } from '../src/store/memory/memory-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
+import { FakeAgentRunner } from '../test/fakes/fake-agent-runner.js';
 import { percentile, printTable, trackPeakRss, type BenchRow } from './bench-kit.js';
 
 const clock = createSystemClock();
@@ -30,28 +30,12 @@ const JOBS = 200;
 const WORKERS = 8;
 
 /** An agent that answers at once: a plan of 8 subtasks per phase to decompositions, `ok` otherwise. */
-class InstantAgent implements AgentRunner {
-  readonly backend = 'scripted' as const;
-  async run(input: AgentRunInput): Promise<AgentRunResult> {
-    const subtasks = Array.from({ length: WORKERS }, (_, i) => ({ instruction: `part ${i + 1}` }));
-    const plan = { phases: ['implement', 'docs', 'review'].map((name) => ({ name, subtasks })) };
-    const text = input.prompt.includes('"phases"') ? JSON.stringify(plan) : 'ok';
-    return {
-      backend: 'scripted',
-      text,
-      exitCode: 0,
-      signal: null,
-      isError: false,
-      timedOut: false,
-      canceled: false,
-      durationMs: 0,
-      stderrTail: '',
-      isOutputTruncated: false,
-    };
-  }
-  available() {
-    return Promise.resolve({ ready: true, reasons: [] });
-  }
+function instantAgent(): FakeAgentRunner {
+  const subtasks = Array.from({ length: WORKERS }, (_, i) => ({ instruction: `part ${i + 1}` }));
+  const plan = JSON.stringify({
+    phases: ['implement', 'docs', 'review'].map((name) => ({ name, subtasks })),
+  });
+  return new FakeAgentRunner((input) => ({ text: input.prompt.includes('"phases"') ? plan : 'ok' }));
 }
 
 async function startGateway(socketDir: string, store: Store, workerCount: number) {
@@ -62,7 +46,7 @@ async function startGateway(socketDir: string, store: Store, workerCount: number
     logger: createSilentLogger(),
     config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
   });
-  const agent = new InstantAgent();
+  const agent = instantAgent();
   const gateway = createYadonGateway({
     bus,
     logger: createSilentLogger(),
