@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
-import { createEnvelope, parseEnvelope } from './envelope.js';
+import { createEnvelope, isOneLine, parseEnvelope } from './envelope.js';
 import { isMusubiError } from './errors.js';
 import { createIdGenerator } from './ids.js';
 import { assertKvKey, assertMailboxName } from './names.js';
@@ -29,6 +29,11 @@ describe('envelope', () => {
     [{ from: 'a', to: 'b', type: 't', priority: 'urgent' }, 'priority'],
     [{ from: 'a', to: 'b', type: 't', id: 'x:y' }, 'id'],
     [{ from: 'a', to: 'b', type: 't', headers: { 'x-h': 'a\r\nInjected: 1' } }, 'headers'],
+    ...['\u2028', '\u2029', '\u0085', '\v', '\f', '\u001e', '\u007f', '\0'].map((c): [object, string] => [
+      { from: 'a', to: 'b', type: 't', headers: { 'x-h': `a${c}b` } },
+      'headers',
+    ]),
+    [{ from: 'a', to: 'b', type: 't', thread: 'a\u2028b' }, 'thread'],
     [{ from: 'a', to: 'b', type: 't', body: 'x'.repeat(1024 * 1024 + 1) }, 'body'],
     [{ from: 'a', to: 'b', type: 't', extra: 1 }, '(root)'],
   ])('rejects %j with ENVELOPE_INVALID naming %s', (input, field) => {
@@ -40,6 +45,18 @@ describe('envelope', () => {
     }
     expect(isMusubiError(caught, 'ENVELOPE_INVALID')).toBe(true);
     expect(String(caught instanceof Error ? caught.message : '')).toContain(field);
+  });
+});
+
+describe('one-line text (header values, threads)', () => {
+  it('keeps tabs and non-ASCII text', () => {
+    const e = createEnvelope(
+      { from: 'a', to: 'b', type: 't', thread: 'a\tb', headers: { 'x-h': 'tab\there · 日本 é' } },
+      deps,
+    );
+    expect(e.headers['x-h']).toBe('tab\there · 日本 é');
+    expect(isOneLine('x\ty')).toBe(true);
+    expect(isOneLine('x\u2029y')).toBe(false);
   });
 });
 

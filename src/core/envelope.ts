@@ -18,13 +18,24 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Envelope ids are also idempotency keys and part of delivery ids, so they have a safe alphabet. */
 export const ENVELOPE_ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
+/**
+ * Text that stays on one line wherever it is written (MIME and HTTP headers, line-based files, logs):
+ * no control character but TAB, and none of the breaks some readers split on (NEL, U+2028, U+2029).
+ */
+// eslint-disable-next-line no-control-regex -- excluding control characters is the purpose
+export const ONE_LINE_TEXT = /^[^\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]*$/;
+
+/** True when `text` matches {@link ONE_LINE_TEXT}. */
+export function isOneLine(text: string): boolean {
+  return ONE_LINE_TEXT.test(text);
+}
+
 const mailboxName = z.string().regex(MAILBOX_NAME_PATTERN, 'invalid mailbox name');
 const headerName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'invalid header name');
-// Header values travel in MIME headers and HTTP later: no CR, LF or NUL, ever.
 const headerValue = z
   .string()
   .max(4096)
-  .regex(/^[^\r\n\0]*$/, 'header values must not contain CR, LF or NUL');
+  .regex(ONE_LINE_TEXT, 'header values must not contain line breaks or control characters');
 
 /** The envelope schema: validated wherever an envelope enters musubi. */
 export const envelopeSchema = z.strictObject({
@@ -37,7 +48,7 @@ export const envelopeSchema = z.strictObject({
     .string()
     .min(1)
     .max(256)
-    .regex(/^[^\r\n\0]*$/)
+    .regex(ONE_LINE_TEXT, 'a thread must not contain line breaks or control characters')
     .optional(),
   headers: z.record(headerName, headerValue).refine((h) => Object.keys(h).length <= 64, 'at most 64 headers'),
   body: z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_BODY_BYTES } from '../../core/envelope.js';
+import { MAX_BODY_BYTES, ONE_LINE_TEXT } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import { lastEventCursor, readRecentEvents } from './event-tail.js';
@@ -31,12 +31,7 @@ const sayBody = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/)
     .optional(),
-  thread: z
-    .string()
-    .min(1)
-    .max(256)
-    .regex(/^[^\r\n\0]*$/)
-    .optional(),
+  thread: z.string().min(1).max(256).regex(ONE_LINE_TEXT).optional(),
 });
 
 const isMessageEvent = (e: StoredEvent): boolean => e.type.startsWith('message.');

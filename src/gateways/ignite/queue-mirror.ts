@@ -1,6 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Bus } from '../../bus/bus.types.js';
-import { MAX_BODY_BYTES, PRIORITIES, type EnvelopeInput, type Priority } from '../../core/envelope.js';
+import {
+  isOneLine,
+  MAX_BODY_BYTES,
+  PRIORITIES,
+  type EnvelopeInput,
+  type Priority,
+} from '../../core/envelope.js';
 import { isMailboxName } from '../../core/names.js';
 import { ORIGIN_HEADER } from '../bridging/origin-protocol.js';
 import type { ParsedMime } from './mime/mime-parse.js';
@@ -46,8 +52,7 @@ export function mirrorEnvelope(
     [ORIGIN_HEADER]: 'ignite',
   };
   const keep = (key: string, value: string | undefined): void => {
-    if (value !== undefined && value !== '' && !/[\r\n\0]/.test(value))
-      headers[key] = value.slice(0, MAX_HEADER);
+    if (value !== undefined && value !== '' && isOneLine(value)) headers[key] = value.slice(0, MAX_HEADER);
   };
   keep('ignite-message-id', h.get('Message-ID'));
   keep('ignite-from', from);
@@ -64,7 +69,7 @@ export function mirrorEnvelope(
     headers,
     body: isBodyKept ? message.body : '',
     createdAt: stamp === null ? Math.floor(nowMs) : Number(stamp / 1000n),
-    ...(thread !== '' && thread.length <= 256 && !/[\r\n\0]/.test(thread) ? { thread } : {}),
+    ...(thread !== '' && thread.length <= 256 && isOneLine(thread) ? { thread } : {}),
   };
 }
 

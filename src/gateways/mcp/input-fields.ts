@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ENVELOPE_ID_PATTERN, MAX_BODY_BYTES, PRIORITIES } from '../../core/envelope.js';
+import { ENVELOPE_ID_PATTERN, MAX_BODY_BYTES, ONE_LINE_TEXT, PRIORITIES } from '../../core/envelope.js';
 import { MAILBOX_NAME_PATTERN } from '../../core/names.js';
 
 /*
@@ -43,7 +43,7 @@ export const threadField = z
   .string(usage('expected a thread (a string)'))
   .min(1, { error: 'ENVELOPE_INVALID: a thread is 1-256 characters without line breaks' })
   .max(256, { error: 'ENVELOPE_INVALID: a thread is 1-256 characters without line breaks' })
-  .regex(/^[^\r\n\0]*$/, { error: 'ENVELOPE_INVALID: a thread is 1-256 characters without line breaks' })
+  .regex(ONE_LINE_TEXT, { error: 'ENVELOPE_INVALID: a thread is 1-256 characters without line breaks' })
   .optional()
   .describe('Conversation thread to group related messages; reuse the thread of a message you answer.');
 
