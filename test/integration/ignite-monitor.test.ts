@@ -1,11 +1,11 @@
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+// IGNITE queue monitor delivery: claiming, the delivery prompt, delivered state, priority, parallelism, leases.
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { backoffMs } from '../../src/gateways/ignite/failure-path.js';
-import { FakeIgniteRunners } from '../fakes/fake-ignite-runner.js';
+import type { FakeIgniteRunners } from '../fakes/fake-ignite-runner.js';
 import { waitFor } from '../fakes/fake-cli-harness.js';
-import { startMonitor, type StartMonitorOptions, type TestMonitor } from '../fixtures/ignite-monitor.js';
-import { makeIgniteWorkspace, type IgniteWorkspace } from '../fixtures/ignite-workspace.js';
+import { igniteMonitorSession, mimeHeader as header } from '../fixtures/ignite-monitor-session.js';
+import type { IgniteWorkspace } from '../fixtures/ignite-workspace.js';
 
 const PROMPT = /^新しいメッセージが来ました。(\/.+\/processed\/[^/]+\.mime) を読んで処理してください。$/;
 
@@ -18,31 +18,12 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 describe('ignite queue monitor', () => {
   let ws: IgniteWorkspace;
   let runners: FakeIgniteRunners;
-  const monitors: TestMonitor[] = [];
-  const start = async (options: Partial<StartMonitorOptions> = {}): Promise<TestMonitor> => {
-    const m = await startMonitor({ ws, runnerFor: (a) => runners.runnerFor(a), ...options });
-    monitors.push(m);
-    return m;
-  };
-  const task = (to: string, id: string, extra: { priority?: string; type?: string } = {}) =>
-    ws.send({
-      from: 'coordinator',
-      to,
-      type: extra.type ?? 'task_assignment',
-      body: `task_id: "${id}"\ntitle: "T ${id}"\n`,
-      ...(extra.priority !== undefined && { priority: extra.priority }),
-    });
-  const header = (text: string, name: string): string | undefined =>
-    new RegExp(`^${name}: (.*)$`, 'm').exec(text)?.[1];
+  const { monitors, open, start, task, close } = igniteMonitorSession();
 
   beforeEach(async () => {
-    ws = await makeIgniteWorkspace({ workers: 3 });
-    runners = new FakeIgniteRunners();
+    ({ ws, runners } = await open());
   });
-  afterEach(async () => {
-    for (const m of monitors.splice(0)) await m.close();
-    await ws.cleanup();
-  });
+  afterEach(close);
 
   it('claims a new file through events and hands the agent exactly the delivery prompt (51, 52, 53)', async () => {
     const release = deferred();
@@ -150,195 +131,6 @@ describe('ignite queue monitor', () => {
     await task('ignitian_1', 'barrier');
     await waitFor(() => runners.turns.length === 2, 2000, 'barrier');
     expect(runners.turns[1]?.file).not.toBe(runners.turns[0]?.file);
-  });
-
-  it('writes F4-shaped retry headers after a failed turn and waits for Next-Retry-After (59, 60)', async () => {
-    runners.behaviour = (t) => (runners.turns.indexOf(t) === 0 ? { isFailure: true } : {});
-    await start({ env: { RETRY_BASE_DELAY: '0.4', RETRY_MAX_DELAY: '2' }, random: () => 0.999 });
-    const path = await task('ignitian_1', 'retry');
-    const name = path.slice(path.lastIndexOf('/') + 1);
-    await waitFor(
-      async () =>
-        header(await ws.read(join(ws.processed('ignitian_1'), name)).catch(() => ''), 'X-IGNITE-Status') ===
-        'retrying',
-      2000,
-      'retrying',
-    );
-    const text = await ws.read(join(ws.processed('ignitian_1'), name));
-    const names = text
-      .split('\n\n')[0]
-      ?.split('\n')
-      .map((l) => l.slice(0, l.indexOf(':')));
-    expect(names?.slice(-6)).toEqual([
-      'Content-Transfer-Encoding',
-      'X-IGNITE-Status',
-      'X-IGNITE-Processed-At',
-      'X-IGNITE-Retry-Count',
-      'X-IGNITE-Last-Retry-At',
-      'X-IGNITE-Next-Retry-After',
-    ]);
-    expect(header(text, 'X-IGNITE-Retry-Count')).toBe('1');
-    await waitFor(() => runners.turns.length === 2, 3000, 'retried');
-    const gap = (runners.turns[1]?.startedAt ?? 0) - (runners.turns[0]?.startedAt ?? 0);
-    expect(gap).toBeGreaterThanOrEqual(395);
-    for (let n = 0; n < 10; n++) {
-      for (const r of [0, 0.5, 0.9999]) {
-        const b = backoffMs(n, 5000, 300_000, () => r);
-        expect(b).toBeGreaterThanOrEqual(0);
-        expect(b).toBeLessThanOrEqual(Math.min(300_000, 5000 * 2 ** n));
-        expect(b % 1000).toBe(0);
-      }
-    }
-  });
-
-  it('dead-letters after 1 + DLQ_MAX_RETRIES failures with a complete escalation (61, 62, 63, 64)', async () => {
-    runners.behaviour = (t) => (t.agent === 'ignitian_2' ? { isFailure: true } : { isDeleting: false });
-    await start();
-    const path = await ws.send({
-      from: 'coordinator',
-      to: 'ignitian_2',
-      type: 'task_assignment',
-      body: 'type: task_assignment\nfrom: coordinator\npayload:\n  task_id: "task_009"\n  title: "T \\"9\\""\n',
-    });
-    const name = path.slice(path.lastIndexOf('/') + 1);
-    const dlq = join(ws.rt, 'queue', 'dead_letter');
-    // The monitor writes the dead-letter entry and the escalation, then removes the processed file: the
-    // leader's turn can start before that removal, so wait for all three.
-    await waitFor(
-      async () =>
-        (await ws.list(dlq)).length === 1 &&
-        runners.turnsOf('leader').length === 1 &&
-        (await ws.list(ws.processed('ignitian_2'))).length === 0,
-      5000,
-      'dead letter, escalation and the processed file removed',
-    );
-    expect(runners.turnsOf('ignitian_2')).toHaveLength(4);
-    const [entryName = ''] = await ws.list(dlq);
-    expect(entryName).toMatch(new RegExp(`^${name.replace('.mime', '')}_dlq_\\d{10}\\.mime$`));
-    const entry = await ws.read(join(dlq, entryName));
-    expect(entry).toMatch(
-      /^MIME-Version: 1\.0\nMessage-ID: <\d+\.\d+\.\d+@ignite\.local>\nFrom: queue_monitor\nTo: leader\nDate: .*\nX-IGNITE-Type: dead_letter\nX-IGNITE-Priority: critical\nX-IGNITE-Status: dead_letter\n/,
-    );
-    const body = entry.slice(entry.indexOf('\n\n') + 2);
-    expect(body).toMatch(
-      new RegExp(
-        `^original_file: "${name}"\nfailure_info:\n  retry_count: 3\n  max_retries: 3\n  last_error: "delivery failed after 3 retries"\n  moved_at: "[^"]+"\noriginal_message: \\|\n  MIME-Version: 1\\.0\n`,
-      ),
-    );
-    expect(body).toContain('\n  X-IGNITE-Retry-Count: 3\n');
-    expect(body).toContain('\n  \n  type: task_assignment\n');
-    expect(body.endsWith('\n')).toBe(false);
-    const escalation = await ws.read(runners.turnsOf('leader')[0]?.file ?? '');
-    expect(escalation.slice(escalation.indexOf('\n\n') + 2)).toBe(
-      [
-        'task_id: "task_009"',
-        'title: "T \\"9\\""',
-        'original_assignee: "ignitian_2"',
-        'failure_reason: "delivery failed after 3 retries"',
-        'retry_count: 3',
-        'max_retries: 3',
-        'recommended_action: "manual_review"',
-        `dlq_path: "${dlq}/"`,
-        'notes: "リトライ上限に到達したためエスカレーションします"',
-      ].join('\n'),
-    );
-    expect(header(escalation, 'X-IGNITE-Type')).toBe('escalation');
-    expect(runners.turnsOf('leader')[0]?.file).toMatch(/\/escalation_\d{16}\.mime$/);
-    const dead = await monitors[0]?.bus.listDeadLetters({ mailbox: 'ignitian_2' });
-    expect(dead).toHaveLength(1);
-  });
-
-  it('fails an unknown ignitian_x with 未知のエージェント and dead-letters it (68)', async () => {
-    await mkdir(ws.root('ignitian_x'));
-    await start();
-    await task('ignitian_x', 'x');
-    await waitFor(
-      async () => (await ws.list(join(ws.rt, 'queue', 'dead_letter'))).length === 1,
-      5000,
-      'dead letter',
-    );
-    expect(runners.turnsOf('ignitian_x')).toHaveLength(0);
-  });
-
-  it('converts legacy YAML and renames non-canonical names before delivery (69, 70)', async () => {
-    await start();
-    await writeFile(
-      join(ws.root('leader'), 'user_goal_1795975394355402.yaml'),
-      'type: user_goal\nfrom: user\nto: leader\npriority: high\npayload:\n  goal: "x"\n',
-    );
-    await writeFile(
-      join(ws.root('strategist'), 'odd.mime'),
-      'From: leader\nTo: strategist\nDate: Mon, 30 Nov 2026 03:15:31 +0900\nX-IGNITE-Type: strategy_request\n\nbody',
-    );
-    await waitFor(() => runners.turns.length === 2, 3000, 'both delivered');
-    const files = runners.turns.map((t) => t.file.slice(t.file.lastIndexOf('/') + 1)).sort();
-    expect(files).toEqual(['strategy_request_1795976131000000.mime', 'user_goal_1795975394355402.mime']);
-  });
-
-  it('never reads processed/ files to find timeouts (71)', async () => {
-    const processed = ws.processed('ignitian_3');
-    await mkdir(processed, { recursive: true });
-    const old = new Date('2001-01-01T00:00:00Z');
-    for (let i = 0; i < 1000; i++) {
-      const file = join(processed, `task_${String(1795975394355402 + i)}.mime`);
-      await writeFile(file, 'X-IGNITE-Status: delivered\n\nx');
-    }
-    await start({ env: { QUEUE_POLL_INTERVAL: '0.2' } });
-    // Reconciliation reads each file once at start; from here on nothing may touch them.
-    const atime = new Date('2000-01-01T00:00:00Z');
-    for (const n of await readdir(processed)) await utimes(join(processed, n), atime, old);
-    for (let i = 0; i < 3; i++) {
-      await task('ignitian_3', `b${i}`);
-      await waitFor(() => runners.turns.length === i + 1, 2000, 'barrier');
-    }
-    const touched = (
-      await Promise.all((await readdir(processed)).map(async (n) => (await stat(join(processed, n))).atimeMs))
-    ).filter((t) => t !== atime.getTime());
-    expect(touched).toEqual([]);
-  });
-
-  it('renders progress_update lines with rate limits and rewrites progress_update_latest.txt (72, 73, 75)', async () => {
-    const m = await start();
-    const long = 'x'.repeat(500);
-    await ws.send({
-      from: 'coordinator',
-      to: 'leader',
-      type: 'progress_update',
-      body: `stage: build\npercent: 50\nmessage: "${long}"\nsummary: "s"\n`,
-    });
-    await waitFor(() => m.progress.length === 1, 2000, 'first line');
-    expect(m.progress[0]?.line).toBe(`stage=build percent=50 message=${long}`.slice(0, 397) + '...');
-    for (let i = 0; i < 10; i++)
-      await ws.send({
-        from: 'coordinator',
-        to: 'leader',
-        type: 'progress_update',
-        body: `stage: s${i}\nsummary: "line ${i}"\n`,
-      });
-    await ws.send({
-      from: 'coordinator',
-      to: 'leader',
-      type: 'progress_update',
-      body: 'stage: done\npercent: 100\nfinal: true\nsummary: "all\\u0007 done"\ncompleted: 3\ntotal_tasks: 3\n',
-    });
-    await waitFor(() => runners.turnsOf('leader').length === 12, 4000, 'all delivered');
-    expect(m.progress.map((p) => p.line)).toEqual([
-      expect.stringMatching(/^stage=build/),
-      'stage=done percent=100 message=all done',
-    ]);
-    const latest = await readFile(join(ws.rt, 'state', 'progress_update_latest.txt'), 'utf8');
-    expect(latest).toMatch(
-      /^Progress Update\n- Repository: N\/A\n- Issue: \?\n- Tasks: 3\/3\n- Summary: all done\n- Time: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+\n$/,
-    );
-  });
-
-  it('refuses a second monitor on the same runtime dir (67)', async () => {
-    await start();
-    await expect(start()).rejects.toMatchObject({
-      code: 'GATEWAY_UNAVAILABLE',
-      message: 'queue_monitor は既に稼働中です（flock取得失敗）',
-    });
-    monitors.pop();
   });
 
   it('materialises a bus message from another gateway as a MIME file and delivers it (4.9)', async () => {
