@@ -1,126 +1,37 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeAgentRunner } from '../../../test/fakes/fake-agent-runner.js';
 import { FakeChannel } from '../../../test/fakes/fake-channel.js';
-import { FakeClock } from '../../../test/fakes/fake-clock.js';
+import type { FakeClock } from '../../../test/fakes/fake-clock.js';
+import {
+  assistant,
+  executorTeamSession,
+  llm,
+  turn,
+  until,
+  user,
+} from '../../../test/fixtures/executor-team-session.js';
 import { testPlugins } from '../../../test/fixtures/neko-plugins.js';
-import type { AgentRunInput } from '../../agents/agent-runner.js';
-import { createBus } from '../../bus/bus.js';
 import type { Bus } from '../../bus/bus.types.js';
-import { createIdGenerator } from '../../core/ids.js';
-import { createSilentLogger } from '../../core/logger.js';
-import { MemoryStore } from '../../store/memory/memory-store.js';
 import type { TaskRecord } from '../../tasks/task-record.js';
-import { TaskRegistry } from '../../tasks/task-registry.js';
-import type { Channel } from './channel.js';
-import type { ChatMessage } from './conversation.js';
-import { ExecutorTeam, type ExecutorEvents } from './executor-team.js';
+import type { TaskRegistry } from '../../tasks/task-registry.js';
 import type { AnalyzeInput } from './turn-intake.js';
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-const user = (text: string): ChatMessage => ({ role: 'user', text, attachmentUrls: [] });
-const assistant = (text: string): ChatMessage => ({ role: 'assistant', text, attachmentUrls: [] });
-const turn = (text: string, extra: Partial<AnalyzeInput> = {}): AnalyzeInput => ({
-  sessionKey: 's1',
-  trigger: 'turn_end',
-  messages: [user(text), assistant('OK')],
-  isProactive: false,
-  ...extra,
-});
-
-/** An LLM that answers the channel assessment with `verdicts`, the plugin selection with `plugin`. */
-function llm(answers: { channels?: Record<string, boolean>; plugin?: unknown[]; duplicate?: boolean }) {
-  const pluginAnswers = [...(answers.plugin ?? [])];
-  return new FakeAgentRunner((input: AgentRunInput) => {
-    if (input.prompt.includes('has_task')) {
-      const next = pluginAnswers.length > 1 ? pluginAnswers.shift() : pluginAnswers[0];
-      return { text: JSON.stringify(next ?? { has_task: false }) };
-    }
-    if (input.prompt.includes('can_execute')) {
-      const verdicts = Object.fromEntries(
-        Object.entries(answers.channels ?? {}).map(([id, can]) => [
-          id,
-          { can_execute: can, task_description: `do ${id}`, reason: '' },
-        ]),
-      );
-      return { text: `\`\`\`json\n${JSON.stringify(verdicts)},\n\`\`\`` };
-    }
-    if (input.prompt.includes('duplicate'))
-      return { text: JSON.stringify([null, answers.duplicate === true]) };
-    return { text: '' };
-  });
-}
+// Assessment, plugin selection, proactive budget, tracker context and notifications; dispatch by channel
+// concurrency and the duplicate check are in executor-team-dispatch.test.ts.
 
 describe('ExecutorTeam', () => {
+  const session = executorTeamSession();
+  const { makeTeam, makeTeamOnly } = session;
   let clock: FakeClock;
-  let store: MemoryStore;
   let bus: Bus;
   let registry: TaskRegistry;
-  let team: ExecutorTeam | undefined;
   let results: TaskRecord[];
   let notes: string[];
 
   beforeEach(() => {
-    clock = new FakeClock(Date.now());
-    store = new MemoryStore({ clock });
-    bus = createBus({
-      store,
-      clock,
-      ids: createIdGenerator(clock),
-      logger: createSilentLogger(),
-      config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
-    });
-    registry = new TaskRegistry({ bus, clock, logger: createSilentLogger() });
-    results = [];
-    notes = [];
+    ({ clock, bus, registry, results, notes } = session.open());
   });
-  afterEach(async () => {
-    await team?.stop();
-    team = undefined;
-    await registry.close();
-    await bus.close();
-    await store.close();
-  });
-
-  async function makeTeam(
-    channels: Channel[],
-    runner: FakeAgentRunner | null,
-    isProactiveEnabled = true,
-  ): Promise<ExecutorTeam> {
-    const events: ExecutorEvents = {
-      taskChanged: () => undefined,
-      taskResult: (task) => results.push(task),
-      notification: (_s, text) => notes.push(text),
-      stateChanged: () => undefined,
-    };
-    const llmSettings = runner === null ? null : { runner, cwd: process.cwd(), timeoutMs: 1000, clock };
-    team = new ExecutorTeam({
-      registry,
-      kv: bus.kv,
-      clock,
-      logger: createSilentLogger(),
-      channels,
-      llm: llmSettings,
-      events,
-      isProactiveEnabled,
-    });
-    await team.start();
-    await team.flags.setAgentEnabled(true, {});
-    team.flags.setFlags({
-      computer_use_enabled: true,
-      browser_use_enabled: true,
-      user_plugin_enabled: true,
-      openclaw_enabled: true,
-    });
-    await until(() => channels.every((c) => team?.flags.state.capabilities[c.group].ready === true));
-    return team;
-  }
+  afterEach(() => session.close());
 
   it('creates a computer_use task on the assessed channel; the earlier channel in priority wins a tie', async () => {
     const hook = new FakeChannel({ id: 'hook', group: 'openclaw' });
@@ -139,11 +50,6 @@ describe('ExecutorTeam', () => {
       params: { instruction: 'do shell', screenshot: null },
     });
   });
-
-  async function makeTeamOnly(channels: Channel[], runner: FakeAgentRunner): Promise<ExecutorTeam> {
-    await team?.stop();
-    return makeTeam(channels, runner);
-  }
 
   it('lets a plugin decision with can_execute false suppress every channel', async () => {
     const plugins = testPlugins(clock);
@@ -198,84 +104,6 @@ describe('ExecutorTeam', () => {
     });
     await until(() => results.length === 1);
     expect(plugins.calls).toEqual([{ plugin: 'notes', entryId: 'add', args: { text: 'a' } }]);
-  });
-
-  it('runs an exclusive channel strictly one task after another, FIFO', async () => {
-    const shell = new FakeChannel({
-      id: 'shell',
-      group: 'computer_use',
-      concurrency: 'exclusive',
-      isManual: true,
-    });
-    const t = await makeTeam([shell], llm({ channels: { shell: true } }));
-    const a = await t.analyze(turn('first'));
-    const b = await t.analyze(turn('second'));
-    await until(() => shell.runs.length === 1);
-    expect((await registry.get(b?.id ?? ''))?.state).toBe('queued');
-    shell.runs[0]?.finish();
-    await until(() => shell.runs.length === 2);
-    expect(shell.runs.map((r) => r.task.id)).toEqual([a?.id, b?.id]);
-    shell.runs[1]?.finish();
-    await until(() => results.length === 2);
-  });
-
-  it('cancels queued exclusive tasks when their group is switched off', async () => {
-    const shell = new FakeChannel({
-      id: 'shell',
-      group: 'computer_use',
-      concurrency: 'exclusive',
-      isManual: true,
-    });
-    const t = await makeTeam([shell], llm({ channels: { shell: true } }));
-    await t.analyze(turn('first'));
-    const queued = await t.analyze(turn('second'));
-    await until(() => shell.runs.length === 1);
-    t.flags.setFlags({ computer_use_enabled: false });
-    await until(async () => (await registry.get(queued?.id ?? ''))?.state === 'cancelled');
-    expect((await registry.get(queued?.id ?? ''))?.error).toBe('computer_use disabled before dispatch');
-    shell.runs[0]?.finish();
-  });
-
-  it('skips a task the duplicate check calls a duplicate', async () => {
-    const shell = new FakeChannel({
-      id: 'shell',
-      group: 'computer_use',
-      concurrency: 'exclusive',
-      isManual: true,
-    });
-    const t = await makeTeam([shell], llm({ channels: { shell: true }, duplicate: true }));
-    expect(await t.analyze(turn('first'))).not.toBeNull(); // nothing active yet: no check
-    expect(await t.analyze(turn('first again'))).toBeNull();
-    expect(await registry.list()).toHaveLength(1);
-    shell.runs[0]?.finish();
-  });
-
-  it('never runs two tasks of one mutex channel at once and re-checks after the lock', async () => {
-    const coder = new FakeChannel({
-      id: 'coder',
-      group: 'browser_use',
-      concurrency: 'mutex',
-      isManual: true,
-    });
-    const t = await makeTeam([coder], llm({ channels: { coder: true } }));
-    const a = await t.analyze(turn('one'));
-    const b = await t.analyze(turn('two'));
-    expect(a?.state).toBe('queued');
-    await until(() => coder.runs.length === 1);
-    coder.availability = { ready: false, reasons: ['gone'] };
-    coder.runs[0]?.finish();
-    await until(async () => (await registry.get(b?.id ?? ''))?.state === 'cancelled');
-    expect((await registry.get(b?.id ?? ''))?.error).toBe('browser_use unavailable before dispatch');
-    expect(coder.runs).toHaveLength(1);
-  });
-
-  it('starts unlimited channel tasks running at once', async () => {
-    const hook = new FakeChannel({ id: 'hook', group: 'openclaw', isManual: true });
-    const t = await makeTeam([hook], llm({ channels: { hook: true } }));
-    expect((await t.analyze(turn('one')))?.state).toBe('running');
-    expect((await t.analyze(turn('two')))?.state).toBe('running');
-    await until(() => hook.runs.length === 2);
-    for (const r of hook.runs) r.finish();
   });
 
   it('limits proactive analyses to two per session until a new-session restore signal', async () => {
