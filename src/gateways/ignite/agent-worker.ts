@@ -1,35 +1,25 @@
-import { statSync } from 'node:fs';
 import { isMusubiError } from '../../core/errors.js';
 import type { Timer } from '../../core/clock.js';
 import type { Delivery } from '../../store/store.js';
 import { BodyFields } from './body-fields.js';
 import { runTurn } from './delivery-turn.js';
-import { backoffMs, handleFailure, retryCountOf } from './failure-path.js';
+import { handleFailure } from './failure-path.js';
 import { materialiseForeign } from './foreign-delivery.js';
 import { handOffDelivery } from './hand-off.js';
 import { IgnitePaths } from './ignite-paths.js';
 import type { LeaderGate } from './leader-gate.js';
-import { MimeEditor, updateStatusText } from './mime/mime-edit.js';
-import { formatIsoLocal, parseTimestamp } from './mime/mime-time.js';
+import { updateStatusText } from './mime/mime-edit.js';
+import { formatIsoLocal } from './mime/mime-time.js';
+import { decideMirror, isFile } from './mirror-decision.js';
 import type { MonitorContext } from './monitor-context.js';
 import type { ProgressDisplay } from './progress-display.js';
-import { claimByRename, editMessageFile, readHeaders, readMessageFile } from './queue-file-io.js';
-import { FILE_HEADER, NOT_BEFORE_HEADER } from './queue-mirror.js';
+import { claimByRename, editMessageFile, readMessageFile } from './queue-file-io.js';
+import { FILE_HEADER } from './queue-mirror.js';
 import type { SlotPool } from './slot-pool.js';
 import { writeFileAtomic } from './mime/atomic-file.js';
 
 /** How long one receive waits before the loop looks at its stop signal again. */
 const RECEIVE_WAIT_MS = 30_000;
-
-/** What to do with a received mirror, decided from where its file is and its status. */
-type Decision =
-  | { readonly kind: 'deliver'; readonly where: 'root' | 'processed' }
-  | { readonly kind: 'expired' }
-  | { readonly kind: 'wait'; readonly untilMs: number }
-  | { readonly kind: 'settle'; readonly why: string };
-
-// Synchronous on purpose, like queue-file-io.ts: a stat of a local file is cheaper than a thread-pool hop.
-const isFile = (path: string): boolean => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
 
 /** Options of {@link AgentWorker}. */
 export interface AgentWorkerOptions {
@@ -148,37 +138,6 @@ export class AgentWorker {
     };
   }
 
-  async #decide(name: string, delivery: Delivery): Promise<Decision> {
-    const { paths, clock } = this.#o.ctx;
-    if (isFile(`${paths.agentRoot(this.agent)}/${name}`)) return { kind: 'deliver', where: 'root' };
-    const path = `${paths.processed(this.agent)}/${name}`;
-    let headers: ReadonlyMap<string, string>;
-    try {
-      headers = await readHeaders(path);
-    } catch {
-      return { kind: 'settle', why: 'file gone' };
-    }
-    const status = headers.get('X-IGNITE-Status') ?? '';
-    if (status === 'retrying') {
-      const notBefore = Number(delivery.envelope.headers[NOT_BEFORE_HEADER] ?? NaN);
-      let due = Number.isFinite(notBefore)
-        ? notBefore
-        : parseTimestamp(headers.get('X-IGNITE-Next-Retry-After') ?? '');
-      if (due === null) {
-        // Missing or unparsable Next-Retry-After means "now + backoff" (spec 4.8); written down so it holds.
-        const s = this.#o.ctx.settings();
-        due = clock.now() + backoffMs(retryCountOf(headers), s.retryBaseMs, s.retryMaxMs, this.#o.ctx.random);
-        const value = formatIsoLocal(due);
-        await editMessageFile(path, (text) =>
-          new MimeEditor(text).setHeader('X-IGNITE-Next-Retry-After', value).toString(),
-        ).catch(() => undefined);
-      }
-      return due > clock.now() ? { kind: 'wait', untilMs: due } : { kind: 'deliver', where: 'processed' };
-    }
-    if (status === '' || status === 'processing' || status === 'queued') return { kind: 'expired' };
-    return { kind: 'settle', why: `status ${status}` };
-  }
-
   async #handle(delivery: Delivery): Promise<void> {
     const { ctx } = this.#o;
     if (await ctx.isAttachedElsewhere(this.agent))
@@ -197,7 +156,7 @@ export class AgentWorker {
     }
     const stopRenewing = this.#renewLease(delivery);
     try {
-      const decision = await ctx.lane(this.agent, () => this.#decide(name, delivery));
+      const decision = await ctx.lane(this.agent, () => decideMirror(ctx, this.agent, name, delivery));
       if (decision.kind === 'settle') {
         ctx.logger.info(
           { agent: this.agent, file: name, why: decision.why },
