@@ -111,22 +111,47 @@ export function createBus(options: CreateBusOptions): Bus {
         if (isWoken) waiters.notify(mailbox);
         opts.signal.throwIfAborted();
       }
-      const version = waiters.version(mailbox);
-      const delivery = await claimUsable(mailbox, leaseMs);
-      if (delivery !== null) {
-        // Pass the baton: there may be more messages for the next parked receiver.
-        if (waiters.hasWaiters(mailbox)) waiters.notify(mailbox);
-        return delivery;
+      waiters.enter(mailbox);
+      let next: Delivery | null | 'park' | 'again';
+      try {
+        next = await claimOrPark(mailbox, leaseMs, deadline);
+      } catch (err) {
+        waiters.leave(mailbox);
+        if (isWoken) waiters.notify(mailbox); // a wake-up this receiver cannot use: hand it on
+        throw err;
       }
-      if (isClosed || clock.now() >= deadline) return null;
-      // A notification came while this claim ran: it may be for a message nobody else will claim.
-      if (waiters.version(mailbox) !== version) continue;
-      const dueAt = await store.nextDueAt(mailbox);
-      if (dueAt !== null && dueAt < deadline) waiters.scheduleDue(mailbox, dueAt);
-      if (waiters.version(mailbox) !== version) continue;
-      isWoken = await waiters.wait(mailbox, deadline, opts.signal);
-      if (!isWoken && clock.now() >= deadline) return isClosed ? null : claimUsable(mailbox, leaseMs);
+      // Asked while still busy, so a notification missed during the due-time read counts too.
+      const isMissed = next === 'park' && waiters.takeMissed(mailbox);
+      // Leaving and parking in one synchronous step: no notification can fall between them.
+      waiters.leave(mailbox);
+      if (next === 'again' || isMissed) continue;
+      if (next === 'park') {
+        isWoken = await waiters.wait(mailbox, deadline, opts.signal);
+        if (!isWoken && clock.now() >= deadline) return isClosed ? null : claimUsable(mailbox, leaseMs);
+        continue;
+      }
+      // Pass the baton: there may be more messages for the next parked receiver.
+      if (next !== null && waiters.hasWaiters(mailbox)) waiters.notify(mailbox);
+      return next;
     }
+  };
+
+  /**
+   * One claim for a receiver that is busy in `waiters`: the delivery, null when the receive is over,
+   * 'again' when a notification nobody was woken for came meanwhile (it may be for a message no one
+   * else will claim), else 'park' (with the mailbox's next due time scheduled).
+   */
+  const claimOrPark = async (
+    mailbox: string,
+    leaseMs: number,
+    deadline: number,
+  ): Promise<Delivery | null | 'park' | 'again'> => {
+    const delivery = await claimUsable(mailbox, leaseMs);
+    if (delivery !== null || isClosed || clock.now() >= deadline) return delivery;
+    if (waiters.takeMissed(mailbox)) return 'again';
+    const dueAt = await store.nextDueAt(mailbox);
+    if (dueAt !== null && dueAt < deadline) waiters.scheduleDue(mailbox, dueAt);
+    return 'park';
   };
 
   const nack = async (

@@ -4,20 +4,30 @@ interface Waiter {
   readonly wake: () => void;
 }
 
+/** Receivers of one mailbox that are claiming (not parked), and the notifications they missed. */
+interface Busy {
+  receivers: number;
+  missed: number;
+}
+
 /**
  * Receivers parked on mailboxes. A notification wakes only the first waiter of a mailbox; a waiter that
  * then claims a message passes the baton to the next one, so N idle consumers cost one claim per
  * message instead of N (no thundering herd). Also keeps one "due" timer per mailbox for delays and
  * lease expiries, so nothing polls in-process.
+ *
+ * A receiver between its claim and its park is "busy" ({@link MailboxWaiters.enter}). A notification
+ * that wakes nobody is not lost: it is counted as missed, and one busy receiver per missed notification
+ * claims again instead of parking ({@link MailboxWaiters.takeMissed}). The count is capped at the busy
+ * receivers and dropped when none is left, so receivers busy claiming are sent round once per message
+ * that nobody was woken for, not once per message each, and a receiver arriving later never spins on
+ * old notifications (its first claim sees what they were about).
  */
 export class MailboxWaiters {
   readonly #clock: Clock;
   readonly #queues = new Map<string, Waiter[]>();
   readonly #dueTimers = new Map<string, { at: number; timer: Timer }>();
-  // Notification counters close the race between "claim found nothing" and "park": a receiver reads
-  // the version before claiming and parks only if no notification arrived in between.
-  readonly #versions = new Map<string, number>();
-  #globalVersion = 0;
+  readonly #busy = new Map<string, Busy>();
 
   constructor(options: { readonly clock: Clock }) {
     this.#clock = options.clock;
@@ -62,25 +72,44 @@ export class MailboxWaiters {
     });
   }
 
-  /** A number that changes whenever `mailbox` (or every mailbox) is notified. */
-  version(mailbox: string): number {
-    const own = this.#versions.get(mailbox);
-    if (own === undefined) this.#versions.set(mailbox, 0);
-    return (own ?? 0) + this.#globalVersion;
+  /** A receiver of `mailbox` starts claiming; it ends with {@link leave} (then parks or returns). */
+  enter(mailbox: string): void {
+    const busy = this.#busy.get(mailbox);
+    if (busy === undefined) this.#busy.set(mailbox, { receivers: 1, missed: 0 });
+    else busy.receivers++;
+  }
+
+  /** Ends {@link enter}. Call it right before parking, in the same synchronous step. */
+  leave(mailbox: string): void {
+    const busy = this.#busy.get(mailbox);
+    if (busy === undefined) return;
+    busy.receivers--;
+    busy.missed = Math.min(busy.missed, busy.receivers);
+    if (busy.receivers <= 0) this.#busy.delete(mailbox);
+  }
+
+  /** True (once per missed notification) when a busy receiver must claim again instead of parking. */
+  takeMissed(mailbox: string): boolean {
+    const busy = this.#busy.get(mailbox);
+    if (busy === undefined || busy.missed === 0) return false;
+    busy.missed--;
+    return true;
   }
 
   /** Wakes the first waiter of `mailbox`, or of every mailbox when `mailbox` is null. */
   notify(mailbox: string | null): void {
-    if (mailbox === null) this.#globalVersion++;
-    else {
-      const own = this.#versions.get(mailbox);
-      if (own !== undefined) this.#versions.set(mailbox, own + 1);
-    }
-    if (mailbox !== null) {
-      this.#queues.get(mailbox)?.[0]?.wake();
+    if (mailbox === null) {
+      for (const queue of [...this.#queues.values()]) queue[0]?.wake();
+      for (const busy of this.#busy.values()) busy.missed = Math.min(busy.missed + 1, busy.receivers);
       return;
     }
-    for (const queue of [...this.#queues.values()]) queue[0]?.wake();
+    const first = this.#queues.get(mailbox)?.[0];
+    if (first !== undefined) {
+      first.wake();
+      return;
+    }
+    const busy = this.#busy.get(mailbox);
+    if (busy !== undefined) busy.missed = Math.min(busy.missed + 1, busy.receivers);
   }
 
   /** True when someone is parked on `mailbox`. */
