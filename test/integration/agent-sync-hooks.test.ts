@@ -86,6 +86,13 @@ describe('musubi agent-sync hook (processes against a live server)', () => {
     expect(run.stdout).toContain('\\u672c\\u672c');
   });
 
+  it('block-stop reads no agent file outside .github/agents for a name with a path separator', async () => {
+    await writeFile(join(server.cwd, 'outside.agent.md'), '---\nname: x\n---\n\nOUTSIDE-SECRET\n');
+    const run = await hook('block-stop', {}, { AGENT_SYNC_NAME: '../../outside' });
+    expect(run.stdout).toContain('hookSpecificOutput');
+    expect(run.stdout).not.toContain('OUTSIDE-SECRET');
+  });
+
   it('check-messages skips read-only tools without connecting and reports pending mail exactly', async () => {
     let connections = 0;
     const counter = createServer((socket) => {

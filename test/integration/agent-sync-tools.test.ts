@@ -1,5 +1,5 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { access, readFile } from 'node:fs/promises';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
@@ -115,5 +115,21 @@ describe('musubi agent-sync monitor, notifier, check-notify and clear-notify', (
       'OK\n',
     );
     expect(await exists(log)).toBe(false);
+  });
+
+  it('check-notify and clear-notify refuse an agent name with a path separator and touch nothing', async () => {
+    const dir = join(server.cwd, 'notify-guard');
+    await mkdir(dir, { recursive: true });
+    const victim = join(server.cwd, 'victim');
+    await writeFile(victim, 'keep');
+    await writeFile(`${victim}.jsonl`, 'keep');
+    const env = { AGENT_SYNC_NOTIFY_DIR: dir };
+    for (const command of ['clear-notify', 'check-notify']) {
+      const run = await musubi.run(['agent-sync', command, '/../../victim'], { cwd: server.cwd, env });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('cannot name a notification file');
+    }
+    expect(await readFile(victim, 'utf8')).toBe('keep');
+    expect(await readFile(`${victim}.jsonl`, 'utf8')).toBe('keep');
   });
 });

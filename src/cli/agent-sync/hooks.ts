@@ -10,6 +10,7 @@ import {
 import { pyJson, type PyJsonInput } from '../../gateways/agent-sync/py-json.js';
 import { pyStr } from '../../gateways/agent-sync/py-render.js';
 import { isTruthy } from '../../gateways/agent-sync/request-values.js';
+import { isFileNamePart } from './notifier.js';
 
 /** The three editor hooks. */
 export const HOOK_KINDS = ['block-stop', 'check-messages', 'block-questions'] as const;
@@ -66,6 +67,8 @@ function count(v: unknown): number {
 
 /** The agent file body: after the second `---`, trimmed, first 600 characters. */
 async function agentBody(cwd: string, agent: string): Promise<string> {
+  // A name with a path separator would read a file outside .github/agents: no body then.
+  if (!isFileNamePart(agent)) return '';
   for (const name of [`${agent}.agent.md`, `${agent}.md`]) {
     let text: string;
     try {

@@ -1,12 +1,27 @@
 import { appendFile, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MusubiError } from '../../core/errors.js';
 import { JsonNumber, isJsonObject, parseJson, type JsonValue } from '../../gateways/agent-sync/json-value.js';
 import { pyJson, type PyJsonInput } from '../../gateways/agent-sync/py-json.js';
 import { pyStr } from '../../gateways/agent-sync/py-render.js';
 import { ask, pause } from './poll.js';
 
-/** Where an agent's notification files live: `.notifications_<agent>.jsonl` and `.notify_bell_<agent>`. */
+/** True when `agent` can be part of a file name: no path separator, no NUL (so the file stays in its folder). */
+export function isFileNamePart(agent: string): boolean {
+  return !/[/\\\0]/.test(agent);
+}
+
+/**
+ * Where an agent's notification files live: `.notifications_<agent>.jsonl` and `.notify_bell_<agent>`.
+ * Throws USAGE_INVALID for a name that would put them elsewhere (see {@link isFileNamePart}).
+ */
 export function notifyPaths(dir: string, agent: string): { readonly log: string; readonly bell: string } {
+  if (!isFileNamePart(agent)) {
+    throw new MusubiError(
+      'USAGE_INVALID',
+      `agent name ${JSON.stringify(agent)} cannot name a notification file (no /, \\ or NUL)`,
+    );
+  }
   return { log: join(dir, `.notifications_${agent}.jsonl`), bell: join(dir, `.notify_bell_${agent}`) };
 }
 
@@ -70,6 +85,7 @@ const now = (): JsonNumber => JsonNumber.float(Date.now() / 1000);
  * agent after each poll; never listens, so it never consumes mail. Resolves 0 when `signal` aborts.
  */
 export async function runNotifier(o: NotifierOptions): Promise<number> {
+  notifyPaths(o.dir, o.agent); // refuses, before the first poll, a name that cannot name its files
   const target = { host: o.host, port: o.port };
   let previous: { phase: string; round: string } | undefined;
   while (o.signal?.aborted !== true) {
