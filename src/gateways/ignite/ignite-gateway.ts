@@ -10,7 +10,7 @@ import type { Gateway, GatewayAddress } from '../gateway.js';
 import { isMailboxName } from '../../core/names.js';
 import { agentIndex, FIXED_AGENTS, isQueueAgentDir } from './agent-names.js';
 import { AgentWorker } from './agent-worker.js';
-import { IgnitePaths } from './ignite-paths.js';
+import { IgnitePaths, isQueueFileName } from './ignite-paths.js';
 import type { IgniteSettings } from './ignite-settings.js';
 import { LeaderGate } from './leader-gate.js';
 import type { MonitorContext, ProgressLine } from './monitor-context.js';
@@ -142,6 +142,7 @@ export function createIgniteGateway(options: IgniteGatewayOptions): IgniteGatewa
   const moveBack = (agent: string, name: string, key: string): Promise<unknown> =>
     ctx.lane(agent, async () => {
       moveBacks.delete(key);
+      if (!isQueueFileName(name)) return; // never a path outside the agent's folders
       const from = `${paths.processed(agent)}/${name}`;
       const status = (await readHeaders(from).catch(() => null))?.get('X-IGNITE-Status');
       if (status !== 'retrying') return;

@@ -89,9 +89,14 @@ export class IgnitePaths {
    * throws GATEWAY_FRAME_INVALID otherwise. Queue file names come from directory listings and headers.
    */
   static queueFileName(name: string): string {
-    if (name === '' || name === '.' || name === '..' || /[/\\\0\r\n]/.test(name)) {
+    if (!isQueueFileName(name)) {
       throw new MusubiError('GATEWAY_FRAME_INVALID', `unsafe queue file name ${JSON.stringify(name)}`);
     }
     return name;
   }
+}
+
+/** True when `name` is a plain file name: not empty, not `.`/`..`, no separator, NUL or line break. */
+export function isQueueFileName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0\r\n]/.test(name);
 }

@@ -11,6 +11,7 @@ import { isMailboxName } from '../../core/names.js';
 import { ORIGIN_HEADER } from '../bridging/origin-protocol.js';
 import type { ParsedMime } from './mime/mime-parse.js';
 import { nameStamp } from './mime/queue-file-name.js';
+import { isQueueFileName } from './ignite-paths.js';
 
 /** Envelope header naming the queue file a bus message mirrors. */
 export const FILE_HEADER = 'ignite-file';
@@ -97,14 +98,17 @@ export class QueueMirror {
     return mirrors;
   }
 
-  /** Loads the live mirrors of `agent` from its mailbox (start-up). */
+  /**
+   * Loads the live mirrors of `agent` from its mailbox (start-up). A message whose file header is not a
+   * plain file name is no mirror of ours (the agent worker dead-letters it when it arrives): skipped.
+   */
   async load(
     agent: string,
   ): Promise<Array<{ readonly name: string; readonly availableAt: number; readonly state: string }>> {
     const found: Array<{ name: string; availableAt: number; state: string }> = [];
     for (const m of await this.#bus.peek(agent)) {
       const name = m.envelope.headers[FILE_HEADER];
-      if (name === undefined) continue;
+      if (name === undefined || !isQueueFileName(name)) continue;
       this.set(agent, name, m.envelope.id);
       found.push({ name, availableAt: m.availableAt, state: m.state });
     }
