@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../fixtures/neko-harness.js';
 import { nekoSession, withPlugins } from '../fixtures/neko-http-session.js';
@@ -199,5 +200,37 @@ describe('N.E.K.O. HTTP control API', () => {
       body: { detail: 'invalid JSON body' },
     });
     expect((await s.http('GET', '/nowhere')).status).toBe(404);
+  });
+
+  it('refuses a foreign web page: a foreign Origin or Host gets 403, a plain client passes', async () => {
+    const s = await start({ enable: false });
+    const send = (headers: Record<string, string>, method = 'POST', path = '/admin/control') =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: s.httpPort,
+            method,
+            path,
+            headers: { 'content-type': 'text/plain', ...headers },
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (d: string) => (body += d));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end(method === 'POST' ? '{"action": "disable_analyzer"}' : undefined);
+      });
+    const foreignOrigin = await send({ origin: 'http://evil.example' });
+    expect(foreignOrigin.status).toBe(403);
+    expect(JSON.parse(foreignOrigin.body)).toEqual({ detail: 'Origin is not this gateway' });
+    const crossSite = await send({ 'sec-fetch-site': 'cross-site' });
+    expect(crossSite.status).toBe(403);
+    const rebound = await send({ host: `evil.example:${s.httpPort}` }, 'GET', '/agent/state');
+    expect(rebound.status).toBe(403);
+    const plain = await send({});
+    expect([plain.status, JSON.parse(plain.body)]).toEqual([200, { success: true, analyzer_enabled: false }]);
   });
 });

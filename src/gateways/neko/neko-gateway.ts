@@ -18,6 +18,7 @@ import { NekoBusIntake } from './bus-intake.js';
 import { createNekoEvents, enableEverything } from './neko-events.js';
 import { parseInboundFrame } from './neko-frames.js';
 import { buildNekoHttpApp } from './neko-http.js';
+import { RequestGuard } from '../http/request-guard.js';
 import type { NekoSettings } from './neko-settings.js';
 import { snapshotObject } from './neko-wire.js';
 import { ZmqAgentBridge, type FrameSource } from './zmq-agent-bridge.js';
@@ -184,9 +185,14 @@ export function createNekoGateway(options: NekoGatewayOptions): NekoGateway {
     if (options.mail !== undefined)
       intake = new NekoBusIntake({ bus: options.mail, registry, executor: team, logger: log });
     if (options.isFresh === true) await team.reset();
+    const guard = new RequestGuard({
+      host: settings.httpHost,
+      port: () => (address?.kind === 'tcp' ? address.port : settings.httpPort),
+    });
     app = buildNekoHttpApp(
       { instanceId, executor: team, registry, clock, snapshot, emitStatus, reloadConfig },
       log,
+      { guard },
     );
     try {
       await app.listen({ host: settings.httpHost, port: settings.httpPort });
