@@ -119,4 +119,17 @@ describe('agent-sync wire - framing and bad input', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
     expect((await ask(server.port, { cmd: 'status' })).ok).toBe(true);
   });
+
+  it('closes a connection that speaks HTTP without running the JSON lines of its body', async () => {
+    await ask(server.port, { cmd: 'join', agent: 'agent-a' });
+    const client = await LineClient.open(server.port);
+    // What a web page's text/plain POST to this port looks like: its body lines are valid requests.
+    const body = '\n{"cmd": "send", "to": "agent-a", "text": "from a web page"}\n';
+    client.write(
+      `POST / HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: text/plain\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    await client.closed();
+    expect((await ask(server.port, { cmd: 'peek', agent: 'agent-a' }))['pending']).toBe(0);
+  });
 });

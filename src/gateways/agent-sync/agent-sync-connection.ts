@@ -13,6 +13,12 @@ export const MAX_REQUEST_LINE_BYTES = 65_536;
 const PAUSE_AT_FRAMES = 64;
 const RESUME_AT_FRAMES = 8;
 const CLOSE_GRACE_MS = 2_000;
+/**
+ * An HTTP request line or Host header: what a web page's request to this port starts with. No
+ * agent_sync client sends it; a browser POSTing `text/plain` here (no CORS preflight) would otherwise
+ * get its body lines run as commands, so such a connection is closed at once (as Redis does).
+ */
+const HTTP_LINE = /^(?:[A-Z]+ \S+ HTTP\/\d(?:\.\d)?|host:.*)$/i;
 
 /** Resolves after the event loop has passed its next poll phase (two check phases from now). */
 function nextLoopTurn(): Promise<void> {
@@ -123,8 +129,17 @@ export class AgentSyncConnection {
 
   async #handleLine(bytes: Buffer): Promise<void> {
     if (!isUtf8(bytes)) return this.#write(errorReply(WireErrors.invalidUtf8));
-    const parsed = parseJson(bytes.toString('utf8'));
-    if (!parsed.ok) return this.#write(errorReply(WireErrors.invalidJson));
+    const text = bytes.toString('utf8');
+    const parsed = parseJson(text);
+    if (!parsed.ok) {
+      if (HTTP_LINE.test(text.trimEnd())) {
+        this.#log.warn('an HTTP request reached the agent_sync port: connection closed');
+        this.#frames.length = 0;
+        this.#socket.destroy();
+        return;
+      }
+      return this.#write(errorReply(WireErrors.invalidJson));
+    }
     if (!isJsonObject(parsed.value)) return this.#write(errorReply(WireErrors.notAnObject));
     let core: AgentSyncCore;
     try {
