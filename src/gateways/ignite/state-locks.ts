@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isProcessAlive } from '../../agents/process/process-group.js';
 import { errnoCode } from './queue-file-io.js';
@@ -66,11 +67,39 @@ function isListening(path: string): Promise<boolean> {
   });
 }
 
+const LOCK_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * The random id of a runtime dir's monitor lock, kept in `idFile` (created 0600, exclusively, by the
+ * first monitor). Abstract socket names have no permissions, so the name must be one another local
+ * user cannot work out: with a name derived from the runtime dir alone, anyone could bind it first and
+ * keep every monitor from starting.
+ */
+async function lockId(idFile: string): Promise<string> {
+  for (let tries = 0; ; tries++) {
+    try {
+      const handle = await open(idFile, 'wx', 0o600);
+      const id = randomBytes(16).toString('hex');
+      await handle.writeFile(id);
+      await handle.close();
+      return id;
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    }
+    const text = (await readFile(idFile, 'utf8').catch(() => '')).trim();
+    if (LOCK_ID.test(text)) return text;
+    // Being written by another monitor this instant; or left empty by one that died doing so.
+    if (tries >= 50) await unlink(idFile).catch(() => undefined);
+    await sleep(10);
+  }
+}
+
 /**
  * Takes the queue monitor's singleton lock for a runtime dir (spec/ignite.md 4.8). The lock is a listening
- * Unix socket — in Linux's abstract namespace, elsewhere `<state>/queue_monitor.sock` — so the kernel
- * releases it when the process dies, even by SIGKILL (what flock gives the original). The pid is also
- * written to `lockFile` for humans and `ignite stop`. Resolves null when another monitor holds it.
+ * Unix socket — in Linux's abstract namespace (named from a random id kept in `<state>/.monitor_lock_id`),
+ * elsewhere `<state>/queue_monitor.sock` — so the kernel releases it when the process dies, even by
+ * SIGKILL (what flock gives the original). The pid is also written to `lockFile` for humans and
+ * `ignite stop`. Resolves null when another monitor holds it.
  */
 export async function acquireMonitorLock(
   runtimeDir: string,
@@ -80,7 +109,10 @@ export async function acquireMonitorLock(
   const server = createServer((socket) => socket.destroy());
   const path =
     process.platform === 'linux'
-      ? `\0musubi-ignite-${createHash('sha256').update(runtimeDir).digest('hex').slice(0, 40)}`
+      ? `\0musubi-ignite-${createHash('sha256')
+          .update(`${runtimeDir}\0${await lockId(join(dirname(socketFile), '.monitor_lock_id'))}`)
+          .digest('hex')
+          .slice(0, 40)}`
       : socketFile;
   try {
     await listen(server, path);
