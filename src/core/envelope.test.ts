@@ -60,6 +60,15 @@ describe('one-line text (header values, threads)', () => {
   });
 });
 
+describe('stored envelopes written before the one-line rule', () => {
+  it('still decode with a U+2028 or a vertical tab in a header value or thread', () => {
+    const stored = { ...createEnvelope({ from: 'a', to: 'b', type: 't' }, deps), thread: 'x\u2028y' };
+    const old = { ...stored, headers: { 'x-h': 'a\vb' } };
+    expect(parseEnvelope(old)).toEqual(old);
+    expect(() => parseEnvelope({ ...stored, headers: { 'x-h': 'a\nb' } })).toThrow(/CR, LF or NUL/);
+  });
+});
+
 describe('names', () => {
   it.each(['worker-1', 'agent_sync.a', '_x', 'A'.repeat(128)])('accepts mailbox name %s', (name) => {
     expect(assertMailboxName(name)).toBe(name);

@@ -32,12 +32,23 @@ export function isOneLine(text: string): boolean {
 
 const mailboxName = z.string().regex(MAILBOX_NAME_PATTERN, 'invalid mailbox name');
 const headerName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'invalid header name');
+// What stored envelopes hold: no CR, LF or NUL. New envelopes are held to ONE_LINE_TEXT (see
+// envelopeInputSchema); rows and journal records written before that rule still decode.
+const NO_CR_LF_NUL = /^[^\r\n\0]*$/;
+const storedHeaderValue = z
+  .string()
+  .max(4096)
+  .regex(NO_CR_LF_NUL, 'header values must not contain CR, LF or NUL');
 const headerValue = z
   .string()
   .max(4096)
   .regex(ONE_LINE_TEXT, 'header values must not contain line breaks or control characters');
+const headerCount = (h: Record<string, string>): boolean => Object.keys(h).length <= 64;
 
-/** The envelope schema: validated wherever an envelope enters musubi. */
+/**
+ * The envelope schema: validated wherever an envelope enters musubi, and wherever a stored one is read
+ * back. New envelopes pass the stricter {@link envelopeInputSchema} first.
+ */
 export const envelopeSchema = z.strictObject({
   id: z.string().regex(ENVELOPE_ID_PATTERN, 'invalid envelope id'),
   from: mailboxName,
@@ -48,9 +59,9 @@ export const envelopeSchema = z.strictObject({
     .string()
     .min(1)
     .max(256)
-    .regex(ONE_LINE_TEXT, 'a thread must not contain line breaks or control characters')
+    .regex(NO_CR_LF_NUL, 'a thread must not contain CR, LF or NUL')
     .optional(),
-  headers: z.record(headerName, headerValue).refine((h) => Object.keys(h).length <= 64, 'at most 64 headers'),
+  headers: z.record(headerName, storedHeaderValue).refine(headerCount, 'at most 64 headers'),
   body: z
     .string()
     .refine(
@@ -64,11 +75,20 @@ export const envelopeSchema = z.strictObject({
 /** A message on the bus. `id` is the idempotency key; `attempt` counts deliveries so far. */
 export type Envelope = z.infer<typeof envelopeSchema>;
 
-/** What a sender provides; the rest is filled in by {@link createEnvelope}. */
+/**
+ * What a sender provides; the rest is filled in by {@link createEnvelope}. Header values and the thread
+ * must be {@link ONE_LINE_TEXT}.
+ */
 export const envelopeInputSchema = envelopeSchema.omit({ attempt: true }).extend({
   id: envelopeSchema.shape.id.optional(),
   priority: envelopeSchema.shape.priority.optional(),
-  headers: envelopeSchema.shape.headers.optional(),
+  thread: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(ONE_LINE_TEXT, 'a thread must not contain line breaks or control characters')
+    .optional(),
+  headers: z.record(headerName, headerValue).refine(headerCount, 'at most 64 headers').optional(),
   body: envelopeSchema.shape.body.optional(),
   createdAt: envelopeSchema.shape.createdAt.optional(),
 });
