@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonNumber, parseJson, type JsonValue } from './json-value.js';
-import { renderItem, seconds } from './mail-item.js';
+import { envelopeItem, ITEM_HEADER, renderItem, seconds } from './mail-item.js';
 import { pyJson } from './py-json.js';
 
 function parsed(text: string): JsonValue {
@@ -38,5 +38,30 @@ describe('renderItem', () => {
         expect(rendered.bytes).toBe(Buffer.byteLength(expected, 'utf8'));
       }
     }
+  });
+});
+
+describe('envelopeItem', () => {
+  const envelope = (body: string) => ({
+    id: 'e1',
+    from: 'mcp-agent',
+    to: 'agent-b',
+    type: 'note',
+    priority: 'normal' as const,
+    headers: { [ITEM_HEADER]: 'json' },
+    body,
+    createdAt: 0,
+    attempt: 0,
+  });
+
+  it('puts an item sent as pretty-printed JSON on one line, so it cannot split the NDJSON reply', () => {
+    const item = envelopeItem(envelope('{\n  "from": "x",\r\n  "text": "two\\nlines"\n}'));
+    expect(item.json).toBe('{"from": "x", "text": "two\\nlines"}');
+    expect(item.bytes).toBe(Buffer.byteLength(item.json, 'utf8'));
+  });
+
+  it('keeps a one-line item as it was stored', () => {
+    const body = '{"from": 5, "type": "message", "text": [1], "ts": 1.5}';
+    expect(envelopeItem(envelope(body)).json).toBe(body);
   });
 });

@@ -82,7 +82,10 @@ export function envelopeItem(envelope: Envelope): RenderedItem {
   if (envelope.headers[ITEM_HEADER] === 'json') {
     const parsed = parseJson(envelope.body);
     if (parsed.ok && isJsonObject(parsed.value)) {
-      return { json: envelope.body, bytes: Buffer.byteLength(envelope.body, 'utf8') };
+      // Another sender may have set the header on pretty-printed JSON: a line break would split the
+      // NDJSON reply, so such a body is rendered again on one line (ours never has one).
+      const json = /[\r\n]/.test(envelope.body) ? pyJson(parsed.value) : envelope.body;
+      return { json, bytes: Buffer.byteLength(json, 'utf8') };
     }
   }
   const { from, type, text } = agentSyncTextOf(envelope);
