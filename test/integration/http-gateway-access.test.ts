@@ -12,6 +12,7 @@ import { createHttpGateway } from '../../src/gateways/http/http-gateway.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { startHttpHub } from '../fixtures/http-hub.js';
 import { getJson, httpHubSession, postJson, rawGet } from '../fixtures/http-hub-session.js';
+import { parseRawResponse, rawHttp } from '../fixtures/raw-http.js';
 
 const { start: hub, close } = httpHubSession();
 const dirs: string[] = [];
@@ -123,5 +124,17 @@ describe('http gateway - REST', () => {
     await h.close();
     await h.close();
     await expect(readFile(urlFile, 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
+  it('answers a request the HTTP parser refuses (NUL in the request line) 400 in the API error shape', async () => {
+    const h = await hub();
+    const port = Number(new URL(h.base).port);
+    const reply = parseRawResponse(
+      await rawHttp(port, `GET /\0 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`),
+    );
+    expect(reply).toEqual({
+      statusLine: 'HTTP/1.1 400 Bad Request',
+      body: { code: 'GATEWAY_FRAME_INVALID', message: 'malformed HTTP request' },
+    });
   });
 });

@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../fixtures/neko-harness.js';
 import { nekoSession, withPlugins } from '../fixtures/neko-http-session.js';
+import { parseRawResponse, rawHttp } from '../fixtures/raw-http.js';
 
 describe('N.E.K.O. HTTP control API', () => {
   const { start, close } = nekoSession();
@@ -232,5 +233,14 @@ describe('N.E.K.O. HTTP control API', () => {
     expect(rebound.status).toBe(403);
     const plain = await send({});
     expect([plain.status, JSON.parse(plain.body)]).toEqual([200, { success: true, analyzer_enabled: false }]);
+  });
+
+  it('answers a request the HTTP parser refuses 400 {"detail": ...}', async () => {
+    const s = await start({ enable: false });
+    const raw = `GET /\0 HTTP/1.1\r\nHost: 127.0.0.1:${s.httpPort}\r\n\r\n`;
+    expect(parseRawResponse(await rawHttp(s.httpPort, raw))).toEqual({
+      statusLine: 'HTTP/1.1 400 Bad Request',
+      body: { detail: 'malformed HTTP request' },
+    });
   });
 });

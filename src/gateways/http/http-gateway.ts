@@ -18,6 +18,7 @@ import type { AgentSource, TaskSource, TeamSource } from './http-ports.js';
 import { registerMailboxRoutes } from './mailbox-routes.js';
 import { registerMessageRoutes } from './message-routes.js';
 import { RequestGuard } from './request-guard.js';
+import { clientErrorHandler } from './client-error.js';
 import type { RouteContext } from './route-context.js';
 import type { SseStream } from './sse-stream.js';
 import { registerStaticRoutes } from './static-routes.js';
@@ -131,6 +132,7 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
     const server = Fastify({
       logger: false,
       bodyLimit: options.bodyLimitBytes ?? DEFAULT_HTTP_BODY_LIMIT_BYTES,
+      clientErrorHandler: clientErrorHandler((message) => ({ code: 'GATEWAY_FRAME_INVALID', message })),
     });
     const guard = new RequestGuard({
       host,

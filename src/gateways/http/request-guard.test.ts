@@ -72,4 +72,11 @@ describe('request guard', () => {
       'GATEWAY_UNAUTHORIZED',
     );
   });
+
+  it('answers a request target that is no URL (`//`) 401 like any request without the token', () => {
+    const guard = new RequestGuard({ host: '0.0.0.0', port: () => 7420, token: 'abcdefghijklmnop-123' });
+    expect(codeOf(() => guard.check(req('GET', '//', { host: 'box.lan:7420' })))).toBe(
+      'GATEWAY_UNAUTHORIZED',
+    );
+  });
 });

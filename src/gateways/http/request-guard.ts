@@ -72,8 +72,11 @@ export class RequestGuard {
     if (!SAFE_METHODS.has(req.method)) this.#checkOrigin(req, hostHeader);
     if (this.#tokenDigest === undefined) return { kind: 'pass' };
     if (this.#isValidToken(this.#presentedToken(req))) return { kind: 'pass' };
-    const url = new URL(req.url, 'http://gateway.invalid');
-    if (req.method === 'GET' && url.pathname === '/' && this.#isValidToken(url.searchParams.get('token'))) {
+    // A request target URL cannot parse (say `//`) carries no token either.
+    const url = URL.canParse(req.url, 'http://gateway.invalid')
+      ? new URL(req.url, 'http://gateway.invalid')
+      : null;
+    if (req.method === 'GET' && url?.pathname === '/' && this.#isValidToken(url.searchParams.get('token'))) {
       // The cookie carries the configured token (schema-checked alphabet), never request text.
       const setCookie = `${TOKEN_COOKIE}=${this.#options.token ?? ''}; HttpOnly; SameSite=Strict; Path=/`;
       return { kind: 'login', setCookie, location: '/' };

@@ -7,6 +7,7 @@ import { registerAgentRoutes } from './http-agent-routes.js';
 import { registerTaskRoutes } from './http-task-routes.js';
 import { isMusubiError } from '../../core/errors.js';
 import type { RequestGuard } from '../http/request-guard.js';
+import { clientErrorHandler } from '../http/client-error.js';
 
 /** Request bodies above this are refused (413). */
 export const MAX_HTTP_BODY_BYTES = 1024 * 1024;
@@ -58,7 +59,11 @@ export function buildNekoHttpApp(
   logger: Logger,
   options: { readonly guard?: RequestGuard } = {},
 ): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: MAX_HTTP_BODY_BYTES });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_HTTP_BODY_BYTES,
+    clientErrorHandler: clientErrorHandler((message) => ({ detail: message })),
+  });
   const { guard } = options;
   if (guard !== undefined) {
     app.addHook('onRequest', async (request, reply) => {
