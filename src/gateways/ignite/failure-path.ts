@@ -7,6 +7,7 @@ import { createFileExclusive } from './mime/atomic-file.js';
 import { buildMime } from './mime/mime-build.js';
 import { MimeEditor } from './mime/mime-edit.js';
 import { formatIsoLocal } from './mime/mime-time.js';
+import { cutToBytes, NAME_MAX_BYTES } from './mime/queue-file-name.js';
 import { writeNewQueueFile } from './mime/queue-file-writer.js';
 import type { MonitorContext } from './monitor-context.js';
 import { editMessageFile, readMessageFile, type MessageFile } from './queue-file-io.js';
@@ -54,7 +55,9 @@ async function writeDeadLetterEntry(
 ): Promise<string> {
   const base = name.replace(/\.mime$/, '').replace(/\.yaml$/, '');
   for (let epoch = Math.floor(nowMs / 1000); ; epoch++) {
-    const file = `${base}_dlq_${String(epoch).padStart(10, '0')}.mime`;
+    const suffix = `_dlq_${String(epoch).padStart(10, '0')}.mime`;
+    // A base too long for NAME_MAX is cut (the entry's body keeps the full original name).
+    const file = `${cutToBytes(base, NAME_MAX_BYTES - suffix.length)}${suffix}`;
     if (await createFileExclusive(`${ctx.paths.deadLetter}/${file}`, content)) return file;
   }
 }

@@ -132,7 +132,13 @@ export function createIgniteGateway(options: IgniteGatewayOptions): IgniteGatewa
       moveBacks.set(
         key,
         options.clock.setTimer(
-          () => void moveBack(agent, name, key),
+          () =>
+            void moveBack(agent, name, key).catch((err: unknown) =>
+              logger.error(
+                { agent, file: name, err },
+                'cannot move the retrying file back; left in processed/',
+              ),
+            ),
           Math.max(0, atMs - options.clock.now()),
         ),
       );

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isOneLine } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import { isMailboxName } from '../../core/names.js';
 
@@ -99,4 +100,12 @@ export class IgnitePaths {
 /** True when `name` is a plain file name: not empty, not `.`/`..`, no separator, NUL or line break. */
 export function isQueueFileName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !/[/\\\0\r\n]/.test(name);
+}
+
+/**
+ * True when the monitor can take in a queue file of this name: a plain file name (above) that also fits
+ * the envelope rule for header values (no control character but TAB), since its mirror carries the name.
+ */
+export function isDeliverableName(name: string): boolean {
+  return isQueueFileName(name) && isOneLine(name);
 }

@@ -7,18 +7,16 @@ import type { Timer } from '../../core/clock.js';
 import { isQueueAgentDir } from './agent-names.js';
 import { handOffFile } from './hand-off.js';
 import type { MonitorContext } from './monitor-context.js';
-import { CANONICAL_NAME_PATTERN, nameStamp } from './mime/queue-file-name.js';
+import type { ParsedMime } from './mime/mime-parse.js';
+import { nameStamp } from './mime/queue-file-name.js';
+import { isDeliverableName } from './ignite-paths.js';
 import { readMessageFile } from './queue-file-io.js';
-import { convertLegacyYaml, normaliseName } from './queue-intake.js';
+import { takeInName, type IntakeContext } from './queue-intake.js';
 import { mirrorEnvelope } from './queue-mirror.js';
+import { isCandidateName, listFolderNames, TEMP_NAME } from './queue-names.js';
 
 /** How long a "written completely by an atomic writer" mark stays valid. */
 const COMPLETE_MARK_MS = 60_000;
-/** `.<final name>.<random>.tmp`: the temp file of an atomic writer (spec 2.2). */
-const TEMP_NAME = /^\.(.+\.(?:mime|yaml))\.[^./]+\.tmp$/;
-
-const isCandidateName = (name: string): boolean =>
-  !name.startsWith('.') && (name.endsWith('.mime') || name.endsWith('.yaml'));
 
 /**
  * Finds new messages in the agents' queue roots (spec/ignite.md 4.2): file-system events on `queue/` and
@@ -26,7 +24,9 @@ const isCandidateName = (name: string): boolean =>
  * not starting with `.` count; a file modified less than `stableMs` ago waits until it is that old —
  * unless an atomic writer's temp file was seen turning into it (or the monitor wrote it), which proves it
  * complete. Legacy YAML is converted and non-canonical names normalised before the file is mirrored to
- * the bus, in spec order (priority, time in the name, name) within one scan.
+ * the bus, in spec order (priority, time in the name, name) within one scan. A bad file (a name that is
+ * not UTF-8 or has control characters, a failed rename) is logged once and left where it is; no error
+ * of one file stops the others or escapes as an unhandled rejection.
  */
 export class QueueDiscovery {
   readonly #ctx: MonitorContext;
@@ -74,13 +74,16 @@ export class QueueDiscovery {
     try {
       const entries = await readdir(this.#ctx.paths.queue, { withFileTypes: true }).catch(() => []);
       for (const e of entries) if (e.isDirectory()) this.#addAgent(e.name);
-      await Promise.all([...this.#agents].map((a) => this.scanAgent(a)));
+      await Promise.all([...this.#agents].map((a) => this.#scanLogged(a)));
       const now = this.#ctx.clock.now();
       for (const [key, until] of this.#complete) if (until < now) this.#complete.delete(key);
     } finally {
       if (!this.#isClosed)
         this.#rescanTimer = this.#ctx.clock.setTimer(
-          () => void this.rescan(),
+          () =>
+            void this.rescan().catch((err: unknown) =>
+              this.#ctx.logger.error({ err }, 'queue rescan failed'),
+            ),
           this.#ctx.settings().pollIntervalMs,
         );
     }
@@ -122,16 +125,42 @@ export class QueueDiscovery {
       if (file !== null) this.#addAgent(file);
       return;
     }
-    if (file === null) return void this.scanAgent(agent);
+    if (file === null) return void this.#scanLogged(agent);
     const temp = TEMP_NAME.exec(file)?.[1];
     if (temp !== undefined) return this.markComplete(agent, temp);
-    if (isCandidateName(file)) void this.#ingestBatch(agent, [file]);
+    if (isCandidateName(file))
+      void this.#ingestBatch(agent, [file]).catch((err: unknown) =>
+        this.#ctx.logger.error({ agent, file, err }, 'queue file intake failed'),
+      );
+  }
+
+  /** {@link scanAgent} for callers that do not wait: a failure is logged, never left unhandled. */
+  #scanLogged(agent: string): Promise<void> {
+    return this.scanAgent(agent).catch((err: unknown) =>
+      this.#ctx.logger.error({ agent, err }, 'queue scan failed; the next rescan tries again'),
+    );
+  }
+
+  /** Logs a problem of one file (`key` = agent/name) the first time only, not on every rescan. */
+  #warnOnce(key: string, fields: Record<string, unknown>, msg: string): void {
+    if (!this.#warned.has(`${key}\n${msg}`)) this.#ctx.logger.warn(fields, msg);
+    this.#warned.add(`${key}\n${msg}`);
   }
 
   /** Scans one queue root and ingests what is new. */
   async scanAgent(agent: string): Promise<void> {
     if (!this.#watchers.has(agent)) this.#watch(agent, this.#ctx.paths.agentRoot(agent));
-    const names = (await readdir(this.#ctx.paths.agentRoot(agent)).catch(() => [])).filter(isCandidateName);
+    const listed = await listFolderNames(this.#ctx.paths.agentRoot(agent));
+    for (const bytes of listed.undecodable) {
+      const file = bytes.toString('utf8'); // U+FFFD for each bad byte: for the log only
+      if (isCandidateName(file))
+        this.#warnOnce(
+          `${agent}/${bytes.toString('hex')}`,
+          { agent, file, nameHex: bytes.toString('hex') },
+          'queue file name is not valid UTF-8; ignored (rename it to deliver it)',
+        );
+    }
+    const names = listed.names.filter(isCandidateName);
     this.#pending.set(agent, names.length);
     await this.#ingestBatch(
       agent,
@@ -155,6 +184,8 @@ export class QueueDiscovery {
         const priority = file.message.headers.get('X-IGNITE-Priority') ?? 'normal';
         const known = PRIORITIES.find((p): p is Priority => p === priority) ?? 'normal';
         ready.push({ name, rank: priorityRank(known), stamp: nameStamp(name) ?? 0n });
+      } catch (err) {
+        this.#warnOnce(key, { agent, file: original, err }, 'cannot take in queue file; left in place');
       } finally {
         this.#busy.delete(key);
       }
@@ -169,26 +200,45 @@ export class QueueDiscovery {
     for (const { name } of ready) {
       const file = loaded.get(name);
       if (file === undefined || this.#isClosed) continue;
-      if (isElsewhere) {
-        const message = file.message;
-        await this.#ctx.lane(agent, () => handOffFile(this.#ctx, agent, { name, message, where: 'root' }));
-        continue;
+      try {
+        await this.#send(agent, name, file.message, isElsewhere);
+      } catch (err) {
+        // The bus refused it (or is down): logged; the file stays and the next rescan tries again.
+        this.#ctx.logger.error({ agent, file: name, err }, 'cannot queue the file on the bus; left in place');
       }
-      const envelope = mirrorEnvelope(agent, name, file.message, this.#ctx.clock.now());
-      await this.#ctx.mirror.add({ ...envelope, to: agent }, name);
-      this.#complete.delete(`${agent}/${name}`);
-      this.#ctx.publish('queued', {
-        agent,
-        file: name,
-        priority: envelope.priority ?? 'normal',
-        type: envelope.type,
-      });
     }
+  }
+
+  /** Mirrors one taken-in file to the agent's mailbox (or hands it off when the agent is elsewhere). */
+  async #send(agent: string, name: string, message: ParsedMime, isElsewhere: boolean): Promise<void> {
+    if (isElsewhere) {
+      await this.#ctx.lane(agent, () => handOffFile(this.#ctx, agent, { name, message, where: 'root' }));
+      return;
+    }
+    const envelope = mirrorEnvelope(agent, name, message, this.#ctx.clock.now());
+    await this.#ctx.mirror.add({ ...envelope, to: agent }, name);
+    this.#complete.delete(`${agent}/${name}`);
+    this.#ctx.publish('queued', {
+      agent,
+      file: name,
+      priority: envelope.priority ?? 'normal',
+      type: envelope.type,
+    });
   }
 
   /** Stability check, legacy conversion and name normalisation; resolves the canonical name or null. */
   async #prepare(agent: string, name: string): Promise<string | null> {
     const root = this.#ctx.paths.agentRoot(agent);
+    if (!isDeliverableName(name)) {
+      // Never renamed (the new name would fail the canonical check again) and never mirrored (an
+      // envelope header value must be one line): logged once and left for a human to rename.
+      this.#warnOnce(
+        `${agent}/${name}`,
+        { agent, file: name },
+        'queue file name has control characters or a backslash; ignored (rename it to deliver it)',
+      );
+      return null;
+    }
     let info: ReturnType<typeof lstatSync>;
     try {
       info = lstatSync(`${root}/${name}`, { throwIfNoEntry: false });
@@ -198,9 +248,7 @@ export class QueueDiscovery {
     }
     if (info === undefined) return null;
     if (!info.isFile()) {
-      if (!this.#warned.has(`${agent}/${name}`))
-        this.#ctx.logger.warn({ agent, file: name }, 'not a regular file; ignored');
-      this.#warned.add(`${agent}/${name}`);
+      this.#warnOnce(`${agent}/${name}`, { agent, file: name }, 'not a regular file; ignored');
       return null;
     }
     const key = `${agent}/${name}`;
@@ -215,7 +263,7 @@ export class QueueDiscovery {
           this.#ctx.clock.setTimer(
             () => {
               this.#rechecks.delete(agent);
-              void this.scanAgent(agent);
+              void this.#scanLogged(agent);
             },
             stableMs - ageMs + 5,
           ),
@@ -223,15 +271,13 @@ export class QueueDiscovery {
       }
       return null;
     }
-    const intake = { logger: this.#ctx.logger, pid: this.#ctx.pid, now: () => this.#ctx.preciseNow() };
-    let current = name;
-    if (current.endsWith('.yaml')) {
-      const converted = await convertLegacyYaml(root, current, intake);
-      if (converted === null) return null;
-      current = converted;
-    }
-    if (!CANONICAL_NAME_PATTERN.test(current)) current = await normaliseName(root, current, intake);
-    return current;
+    const intake: IntakeContext = {
+      logger: this.#ctx.logger,
+      pid: this.#ctx.pid,
+      now: () => this.#ctx.preciseNow(),
+      warn: (file, fields, msg) => this.#warnOnce(`${agent}/${file}`, { agent, file, ...fields }, msg),
+    };
+    return takeInName(root, name, intake);
   }
 
   /** Stops watching and rescanning. Idempotent. */

@@ -1,6 +1,22 @@
 /** A canonical queue file name: `{type}_{16-digit microseconds}.mime` (spec/ignite.md 2.2). */
 export const CANONICAL_NAME_PATTERN = /^.+_[0-9]{16}\.mime$/;
 
+/** The longest file name (bytes) common file systems accept (NAME_MAX); longer ones fail ENAMETOOLONG. */
+export const NAME_MAX_BYTES = 255;
+
+/** The longest prefix of `text` with at most `maxBytes` bytes of UTF-8 (whole characters only). */
+export function cutToBytes(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  let out = '';
+  let bytes = 0;
+  for (const ch of text) {
+    bytes += Buffer.byteLength(ch, 'utf8');
+    if (bytes > maxBytes) break;
+    out += ch;
+  }
+  return out;
+}
+
 /** The 16-digit time of a canonical name, or null for any other name. */
 export function nameStamp(name: string): bigint | null {
   const match = /_([0-9]{16})\.mime$/.exec(name);
