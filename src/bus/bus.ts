@@ -7,6 +7,7 @@ import type { Logger } from '../core/logger.js';
 import { assertKvKey, assertMailboxName } from '../core/names.js';
 import type { DeadLetter, Delivery, KvWriteOptions, Store } from '../store/store.js';
 import type { Bus, KvState, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
+import { checkDeadLetterId, checkDeliveryId, checkDuration } from './bus-arguments.js';
 import { MailboxWaiters } from './mailbox-waiters.js';
 import { backoffDelayMs, type RetryConfig } from './retry-policy.js';
 
@@ -28,29 +29,6 @@ export interface CreateBusOptions {
   readonly config: BusConfig;
   /** Source of jitter in [0, 1); Math.random by default. */
   readonly random?: () => number;
-}
-
-function checkDeliveryId(deliveryId: unknown): string {
-  if (typeof deliveryId !== 'string' || deliveryId.length === 0 || deliveryId.length > 300) {
-    throw new MusubiError('NOT_FOUND', `no delivery ${JSON.stringify(deliveryId)}`);
-  }
-  return deliveryId;
-}
-
-/** An envelope id that could name a dead letter; anything else names none (NOT_FOUND). */
-function checkDeadLetterId(envelopeId: unknown): string {
-  if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId)) {
-    throw new MusubiError('NOT_FOUND', `no dead letter ${JSON.stringify(envelopeId)}`);
-  }
-  return envelopeId;
-}
-
-function checkDuration(name: string, value: number | undefined, fallback: number): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < 0) {
-    throw new MusubiError('USAGE_INVALID', `${name} must be a non-negative integer number of milliseconds`);
-  }
-  return v;
 }
 
 /**
