@@ -155,4 +155,19 @@ describe('yadon CLI', () => {
     },
     CLI_TEST_MS,
   );
+
+  it(
+    'starts the host daemon in a socket folder that does not exist yet, creating it 0700',
+    async () => {
+      const { sock, work } = await dirs();
+      const fresh = join(sock, 'new');
+      const env = yadonEnv(fresh, { YADON_COUNT: '1', MUSUBI_STORE: 'memory:' });
+      expect(await yadon(['host', work], work, env)).toMatchObject({ code: 0 });
+      expect((await lstat(fresh)).mode & 0o777).toBe(0o700);
+      const pid = Number((await readFile(join(fresh, 'yadon-host.pid'), 'utf8')).trim());
+      expect(await yadon(['stop'], work, env)).toMatchObject({ code: 0 });
+      await waitFor(() => !isProcessAlive(pid), 15_000, 'the host to exit');
+    },
+    CLI_TEST_MS,
+  );
 });

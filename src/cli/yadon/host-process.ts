@@ -10,6 +10,7 @@ import { errnoCode } from '../../gateways/yadon/os-error-text.js';
 import { hostLogPath } from '../../gateways/yadon/yadon-paths.js';
 import { readHostInfo, readHostPid, removeHostFiles } from './host-files.js';
 import type { HostReport } from './run-host.js';
+import { ensureSocketDir } from '../../gateways/yadon/socket-dir.js';
 
 const STOP_GRACE_MS = 5_000;
 const KILL_WAIT_MS = 2_000;
@@ -102,6 +103,8 @@ export async function startHostDaemon(options: {
   readonly cwd?: string;
 }): Promise<DaemonStart> {
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW;
+  // The log lives in the socket directory, which the host would create (0700) only once it runs.
+  await ensureSocketDir(options.dir);
   const log = await open(hostLogPath(options.dir), flags, 0o600);
   try {
     const entry = process.argv[1] ?? '';
