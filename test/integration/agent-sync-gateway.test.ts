@@ -84,11 +84,11 @@ describe('agent-sync gateway lifecycle', () => {
     expect(g.address()).toEqual({ kind: 'tcp', host: '127.0.0.1', port: 9800 });
   });
 
-  it('rejects with GATEWAY_UNAVAILABLE when the port is taken, and warns when bound beyond loopback', async () => {
+  it('rejects with GATEWAY_ADDRESS_IN_USE when the port is taken, and warns when bound beyond loopback', async () => {
     const first = await gateway();
     await first.start();
     const clash = await gateway({ port: portOf(first) });
-    await expect(clash.start()).rejects.toMatchObject({ code: 'GATEWAY_UNAVAILABLE' });
+    await expect(clash.start()).rejects.toMatchObject({ code: 'GATEWAY_ADDRESS_IN_USE' });
     const records: Array<{ level: string; msg: string }> = [];
     const open = await gateway({ host: '0.0.0.0', logger: recordingLogger(records) });
     await open.start();

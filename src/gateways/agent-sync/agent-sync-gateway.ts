@@ -49,7 +49,8 @@ function isLoopback(host: string): boolean {
 /**
  * The agent_sync v6 TCP gateway: newline-delimited JSON on 127.0.0.1:9800, the 16 commands of
  * spec/agent-sync.md, state and mailboxes in the bus. `start()` binds, then loads the persisted state
- * (requests arriving meanwhile wait) and rejects with GATEWAY_UNAVAILABLE when it cannot listen.
+ * (requests arriving meanwhile wait) and rejects with GATEWAY_ADDRESS_IN_USE when the port is taken,
+ * GATEWAY_UNAVAILABLE when it cannot listen for another reason.
  * `stop()` stops accepting, cancels parked listens (their mail stays queued), lets each connection
  * finish its current line, then closes it. The bus is the caller's to close.
  */
@@ -80,9 +81,10 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
   const listen = (s: Server, port: number): Promise<void> =>
     new Promise((resolve, reject) => {
       const onError = (err: Error): void => {
+        const isTaken = 'code' in err && err.code === 'EADDRINUSE';
         reject(
           new MusubiError(
-            'GATEWAY_UNAVAILABLE',
+            isTaken ? 'GATEWAY_ADDRESS_IN_USE' : 'GATEWAY_UNAVAILABLE',
             `agent-sync cannot listen on ${host}:${port}: ${err.message}`,
             { cause: err },
           ),
