@@ -178,4 +178,15 @@ describe('http gateway - REST', () => {
     });
     expect((await h.bus.count('bob')).total).toBe(1);
   });
+
+  it('takes an empty query parameter as absent, as an HTML form sends it', async () => {
+    const h = await hub();
+    await h.bus.send({ from: 'a', to: 'b', type: 't' });
+    const messages = await getJson(`${h.base}/api/messages?agent=&type=&thread=&after=&limit=200`);
+    expect(messages.status).toBe(200);
+    expect(messages.body['messages']).toHaveLength(1);
+    expect((await getJson(`${h.base}/api/dead-letters?mailbox=&limit=`)).status).toBe(200);
+    expect((await getJson(`${h.base}/api/mailboxes/b/messages?limit=`)).status).toBe(200);
+    expect((await getJson(`${h.base}/api/messages?limit=x`)).status).toBe(400);
+  });
 });

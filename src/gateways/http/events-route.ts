@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MusubiError } from '../../core/errors.js';
 import { lastEventCursor } from './event-tail.js';
-import { cursorParam, parseInput } from './query-schemas.js';
+import { cursorParam, parseInput, parseQuery } from './query-schemas.js';
 import type { RouteContext } from './route-context.js';
 import { SseStream } from './sse-stream.js';
 
@@ -34,7 +34,7 @@ export function registerEventsRoute(
 ): void {
   const log = ctx.logger;
   ctx.app.get('/api/events', async (request, reply) => {
-    const query = parseInput(querySchema, request.query, 'query');
+    const query = parseQuery(querySchema, request.query);
     const lastEventId = request.headers['last-event-id'];
     const resume =
       typeof lastEventId === 'string' && lastEventId !== ''

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { toEnvelopeView } from './envelope-view.js';
-import { idParam, limitParam, nameParam, parseInput } from './query-schemas.js';
+import { idParam, limitParam, nameParam, parseInput, parseQuery } from './query-schemas.js';
 import type { RouteContext } from './route-context.js';
 
 const peekQuery = z.object({ limit: limitParam(100, 1000) });
@@ -27,7 +27,7 @@ export function registerMailboxRoutes(ctx: RouteContext): void {
 
   app.get('/api/mailboxes/:name/messages', async (request) => {
     const { name } = parseInput(nameParams, request.params, 'params');
-    const { limit } = parseInput(peekQuery, request.query, 'query');
+    const { limit } = parseQuery(peekQuery, request.query);
     const messages = await bus.peek(name, { limit });
     return {
       mailbox: name,
@@ -62,7 +62,7 @@ export function registerMailboxRoutes(ctx: RouteContext): void {
   });
 
   app.get('/api/dead-letters', async (request) => {
-    const query = parseInput(deadQuery, request.query, 'query');
+    const query = parseQuery(deadQuery, request.query);
     const letters = await bus.listDeadLetters({
       limit: query.limit,
       ...(query.mailbox === undefined ? {} : { mailbox: query.mailbox }),

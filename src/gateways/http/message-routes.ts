@@ -4,7 +4,7 @@ import { MusubiError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import { lastEventCursor, readRecentEvents } from './event-tail.js';
 import { foldMessageRows, type MessageRow } from './message-rows.js';
-import { cursorParam, limitParam, nameParam, parseInput } from './query-schemas.js';
+import { cursorParam, limitParam, nameParam, parseInput, parseQuery } from './query-schemas.js';
 import type { RouteContext } from './route-context.js';
 
 /** How far back `GET /api/messages` looks in the event log, in cursor positions. */
@@ -84,7 +84,7 @@ async function messageEvents(
  */
 export function registerMessageRoutes(ctx: RouteContext): void {
   ctx.app.get('/api/messages', async (request) => {
-    const q = parseInput(messagesQuery, request.query, 'query');
+    const q = parseQuery(messagesQuery, request.query);
     const { cursor, events } = await messageEvents(ctx, q.after);
     const rows = foldMessageRows(events).filter(
       (r) =>

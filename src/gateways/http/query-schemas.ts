@@ -41,3 +41,15 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what:
     details: { issues },
   });
 }
+
+/**
+ * Parses a query string's parameters with `schema`, an empty parameter (`?agent=&limit=`, as an HTML
+ * form sends it) counting as absent; throws GATEWAY_FRAME_INVALID like {@link parseInput}.
+ */
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.output<S> {
+  const present =
+    typeof query === 'object' && query !== null
+      ? Object.fromEntries(Object.entries(query).filter(([, v]) => v !== ''))
+      : query;
+  return parseInput(schema, present, 'query');
+}
