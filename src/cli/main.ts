@@ -58,6 +58,12 @@ async function buildProgram(
 }
 
 async function main(argv: readonly string[]): Promise<void> {
+  // A reader that went away (`musubi … --watch | head`) ends the command quietly, as it ends any Unix
+  // filter; any other stdout failure stays an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(0);
+  });
   const ctx = createCliContext();
   // Library timers are unref'd so they never hold a process open; the CLI holds it open itself until
   // its command settles (otherwise a waiting `bus receive` or `up` would end with Node's exit code 13).
