@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../fixtures/run-cli.js';
+import { CLI_ENTRY, TSX_LOADER, runCli } from '../fixtures/run-cli.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -148,5 +149,22 @@ describe('cli - bus commands against a SQLite file', () => {
     expect(badStore.stderr).toMatch(/^musubi: STORE_URL_INVALID: /);
     const usage = await cli(['bus', 'receive']);
     expect(usage.code).toBe(2);
+  });
+
+  it('ends quietly with exit 0 when the reader of its output goes away (`… --watch | head`)', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', TSX_LOADER, CLI_ENTRY, 'ignite', 'status', '--watch', '0.1'],
+      {
+        cwd: dir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy(); // what `head` does once it has its lines
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect([code, stderr]).toEqual([0, '']);
   });
 });
