@@ -83,7 +83,7 @@ export class RequestGuard {
     }
     throw new MusubiError(
       'GATEWAY_UNAUTHORIZED',
-      'this gateway needs its token (open the URL musubi up printed)',
+      'this gateway needs its token (open the URL `musubi dashboard` prints: it carries the token)',
     );
   }
 
