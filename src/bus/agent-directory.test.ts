@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../test/fakes/fake-clock.js';
+import { memoryBus } from '../../test/fixtures/memory-bus.js';
+import type { FakeClock } from '../../test/fakes/fake-clock.js';
 import { isMusubiError } from '../core/errors.js';
-import { createIdGenerator } from '../core/ids.js';
-import { createSilentLogger } from '../core/logger.js';
-import { MemoryStore } from '../store/memory/memory-store.js';
+import type { MemoryStore } from '../store/memory/memory-store.js';
 import { AgentDirectory } from './agent-directory.js';
-import { createBus } from './bus.js';
 
 function setup(): { directory: AgentDirectory; store: MemoryStore; clock: FakeClock } {
-  const clock = new FakeClock();
-  const store = new MemoryStore({ clock });
-  const bus = createBus({
-    store,
-    clock,
-    ids: createIdGenerator(clock),
-    logger: createSilentLogger(),
-    config: { leaseMs: 1000, retry: { baseMs: 10, capMs: 100, maxAttempts: 3 } },
-  });
+  const { bus, store, clock } = memoryBus();
   return { directory: new AgentDirectory({ bus, clock }), store, clock };
 }
 

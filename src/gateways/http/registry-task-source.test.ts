@@ -1,24 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../../test/fakes/fake-clock.js';
-import { createBus } from '../../bus/bus.js';
+import { memoryBus } from '../../../test/fixtures/memory-bus.js';
 import { isMusubiError } from '../../core/errors.js';
-import { createIdGenerator } from '../../core/ids.js';
 import { createSilentLogger } from '../../core/logger.js';
-import { MemoryStore } from '../../store/memory/memory-store.js';
 import { TaskRegistry } from '../../tasks/task-registry.js';
 import { createRegistryTaskSource } from './registry-task-source.js';
 
 describe('registry task source', () => {
   it('shows registry rows as task views and cancels through the registry', async () => {
-    const clock = new FakeClock();
-    const store = new MemoryStore({ clock });
-    const bus = createBus({
-      store,
-      clock,
-      ids: createIdGenerator(clock),
-      logger: createSilentLogger(),
-      config: { leaseMs: 1000, retry: { baseMs: 1, capMs: 1, maxAttempts: 1 } },
-    });
+    const { bus, store, clock } = memoryBus();
     const registry = new TaskRegistry({ bus, clock, logger: createSilentLogger() });
     const source = createRegistryTaskSource(registry);
     const task = await registry.create({

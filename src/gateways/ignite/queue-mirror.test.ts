@@ -1,23 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../../test/fakes/fake-clock.js';
-import { createBus } from '../../bus/bus.js';
-import { createIdGenerator } from '../../core/ids.js';
-import { createSilentLogger } from '../../core/logger.js';
-import { MemoryStore } from '../../store/memory/memory-store.js';
+import { memoryBus } from '../../../test/fixtures/memory-bus.js';
 import { isQueueFileName } from './ignite-paths.js';
 import { QueueMirror } from './queue-mirror.js';
 
 describe('QueueMirror.load', () => {
   it('takes only messages whose ignite-file header is a plain file name as mirrors', async () => {
-    const clock = new FakeClock();
-    const store = new MemoryStore({ clock });
-    const bus = createBus({
-      store,
-      clock,
-      ids: createIdGenerator(clock),
-      logger: createSilentLogger(),
-      config: { leaseMs: 30_000, retry: { baseMs: 10, capMs: 100, maxAttempts: 3 } },
-    });
+    const { bus, store } = memoryBus();
     // Any bus client (say, an MCP agent) can set headers: a start-up move-back must never follow these.
     for (const name of ['../../../q/evil.mime', '/etc/x.mime', '..', 'ok_1.mime']) {
       await bus.send({ from: 'x', to: 'leader', type: 't', headers: { 'ignite-file': name } });
