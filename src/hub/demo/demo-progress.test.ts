@@ -45,6 +45,7 @@ describe('DemoProgress', () => {
     expect(p.current()).toBe('changelog');
     p.finish('changelog');
     expect(p.current()).toBeUndefined();
+    expect(p.latest()).toBe('changelog');
     p.advance('verify');
     expect(p.views().find((v) => v.phase === 'verify')).toMatchObject({
       state: 'running',

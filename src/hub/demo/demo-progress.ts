@@ -115,6 +115,11 @@ export class DemoProgress {
     return DEMO_PHASES.find((p) => this.#row(p).state === 'running');
   }
 
+  /** Where the run stands: the running phase, else the last phase that started; undefined before any. */
+  latest(): DemoPhase | undefined {
+    return this.current() ?? DEMO_PHASES.findLast((p) => this.#row(p).state !== 'pending');
+  }
+
   #end(phase: DemoPhase, state: 'done' | 'failed' | 'skipped', note: string | undefined): void {
     const row = this.#row(phase);
     if (row.state !== 'pending' && row.state !== 'running') return;
