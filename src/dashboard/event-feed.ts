@@ -16,19 +16,23 @@ export interface EventFeedHandlers {
 }
 
 const readyData = z.object({ cursor: z.number(), isReset: z.boolean() });
-const RETRY_MAX_MS = 15_000;
+const RETRY_START_MS = 1_000;
+/** The longest wait between two connection attempts while the hub stays away. */
+export const RETRY_MAX_MS = 15_000;
 
 /**
- * The live bus event stream. EventSource reconnects by itself after a network error and sends
- * `Last-Event-ID`, so the gateway replays what was missed. When the hub answers with an error status
- * (a stopping hub says 503), EventSource gives up for good; the feed then opens a new one after the
- * last cursor it saw, with a growing delay. Events that fail the schema are skipped.
+ * The live bus event stream. On any error (hub down, network gone, an error status such as a stopping
+ * hub's 503) the feed closes the EventSource itself, rather than letting the browser retry at the
+ * server's `retry: 1000` for as long as the hub is away, and opens a new one after the last cursor it
+ * saw, with a delay that doubles from 1 s up to {@link RETRY_MAX_MS} and starts over after each
+ * successful open. Events that fail the schema are skipped.
  */
 export class EventFeed {
   readonly #handlers: EventFeedHandlers;
   #source: EventSource | undefined;
   #cursor: number;
-  #retryMs = 1_000;
+  #retryMs = RETRY_START_MS;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(cursor: number, handlers: EventFeedHandlers) {
     this.#cursor = cursor;
@@ -44,14 +48,19 @@ export class EventFeed {
     source.addEventListener('ready', (message: MessageEvent<unknown>) => {
       const ready = readyData.safeParse(parseJson(message.data));
       if (ready.success) this.#cursor = ready.data.cursor;
-      this.#retryMs = 1_000;
+      this.#retryMs = RETRY_START_MS;
       handlers.onStatus('live');
       handlers.onOpen(ready.success && ready.data.isReset);
     });
     source.addEventListener('error', () => {
+      // Close at once: left open, the browser would retry every second while the hub is down.
+      source.close();
+      if (this.#source !== source || this.#retryTimer !== undefined) return;
       handlers.onStatus('reconnecting');
-      if (source.readyState !== EventSource.CLOSED) return;
-      setTimeout(() => this.#open(), this.#retryMs);
+      this.#retryTimer = setTimeout(() => {
+        this.#retryTimer = undefined;
+        this.#open();
+      }, this.#retryMs);
       this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
     });
     source.addEventListener('message', (message: MessageEvent<unknown>) => {

@@ -8,6 +8,7 @@ import { renderMessageLog } from './message-log-view.js';
 import { createPageState, type PageState } from './page-state.js';
 import { renderDeadLetters, renderQueues } from './queues-view.js';
 import { RefreshScheduler } from './refresh-scheduler.js';
+import { renderStale } from './stale-view.js';
 import { renderTasks } from './tasks-view.js';
 import { renderTeams } from './teams-view.js';
 import {
@@ -40,6 +41,8 @@ export class PageController {
   readonly #dirty = new Set<Section>();
   readonly #refresh: RefreshScheduler<Topic>;
   #frame = 0;
+  /** When the live feed went down (the page's data may be old since then); undefined while live. */
+  #staleSince: number | undefined;
 
   /** `onAgentsLoaded` runs after each agent list refresh (the say form's recipients follow it). */
   constructor(api: ApiClient, onAgentsLoaded: () => void) {
@@ -67,6 +70,8 @@ export class PageController {
 
   setFeed(status: FeedStatus): void {
     this.state.feed = status;
+    if (status === 'live') this.#staleSince = undefined;
+    else if (status === 'reconnecting') this.#staleSince ??= Date.now();
     this.#mark('header');
   }
 
@@ -84,9 +89,16 @@ export class PageController {
     else if (event.type.startsWith('budget.')) this.#refresh.request('agents');
   }
 
-  /** Re-renders everything that shows relative times. */
+  /**
+   * Runs every few seconds: re-renders everything that shows relative times, and refetches the queues
+   * when they may have changed without an event (a shown lease ran out, a delayed message came due).
+   */
   tick(): void {
-    for (const s of ['agents', 'queues', 'tasks', 'teams'] as const) this.#mark(s);
+    this.#redraw();
+    const now = Date.now();
+    const s = this.state;
+    const mayHaveMoved = s.leases.some((l) => l.leaseUntil <= now) || s.mailboxes.some((b) => b.delayed > 0);
+    if (s.feed === 'live' && mayHaveMoved) this.#refresh.request('queues');
   }
 
   filterChanged(): void {
@@ -130,7 +142,7 @@ export class PageController {
   async #act(key: string, after: readonly Topic[], work: () => Promise<void>): Promise<void> {
     if (this.state.busyActions.has(key)) return;
     this.state.busyActions.add(key);
-    this.tick();
+    this.#redraw();
     try {
       await work();
     } catch (err) {
@@ -138,8 +150,12 @@ export class PageController {
     } finally {
       this.state.busyActions.delete(key);
       await Promise.all(after.map((t) => this.#refresh.now(t)));
-      this.tick();
+      this.#redraw();
     }
+  }
+
+  #redraw(): void {
+    for (const s of ['agents', 'queues', 'tasks', 'teams'] as const) this.#mark(s);
   }
 
   #applyAgentEvent(event: BusEvent): void {
@@ -208,7 +224,10 @@ export class PageController {
     const now = Date.now();
     const dirty = new Set(this.#dirty);
     this.#dirty.clear();
-    if (dirty.has('header')) renderHeader(byId('stats'), byId('feed-status'), s);
+    if (dirty.has('header')) {
+      renderHeader(byId('stats'), byId('feed-status'), s);
+      renderStale(document.body, byId('feed-status'), this.#staleSince);
+    }
     if (dirty.has('agents')) renderAgents(byId('agents'), s, now);
     if (dirty.has('teams')) renderTeams(byId('teams'), s.teams, now);
     if (dirty.has('tasks'))

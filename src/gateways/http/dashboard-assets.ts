@@ -13,6 +13,7 @@ export const DASHBOARD_FILES: Readonly<Record<string, { readonly file: string; r
   '/teams.css': { file: 'teams.css', type: 'text/css; charset=utf-8' },
   '/log.css': { file: 'log.css', type: 'text/css; charset=utf-8' },
   '/side.css': { file: 'side.css', type: 'text/css; charset=utf-8' },
+  '/stale.css': { file: 'stale.css', type: 'text/css; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
