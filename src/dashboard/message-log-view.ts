@@ -52,7 +52,12 @@ export function renderMessageLog(container: HTMLElement, log: MessageLog, filter
   const rows = log.list(filter);
   if (rows.length === 0) {
     const isFiltered = filter.agent !== '' || filter.type !== '' || filter.thread !== '';
-    const text = isFiltered ? 'No message matches the filter.' : 'No messages yet. They stream in here live.';
+    // The filter searches only the rows this page holds (the newest, up to the log's capacity).
+    const loaded = log.size === 1 ? 'the last message' : `the last ${log.size} messages`;
+    const text =
+      isFiltered && log.size > 0
+        ? `No match among ${loaded} loaded. Older ones are not searched.`
+        : 'No messages yet. They stream in here live.';
     replaceChildren(container, el('p', { class: 'empty-line' }, text));
     return;
   }
