@@ -1,42 +1,18 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemClock } from '../../src/core/clock.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { createHttpGateway } from '../../src/gateways/http/http-gateway.js';
+import { chromiumGuard, launchChromium } from '../fixtures/chromium.js';
 import { buildDashboard, type BuiltDashboard } from '../fixtures/dashboard-build.js';
 import { seedDashboardScene } from '../fixtures/dashboard-scene.js';
 import { startHttpHub, type HttpHub, type HttpHubOptions } from '../fixtures/http-hub.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOTS = fileURLToPath(new URL('../../.tmp/screenshots/', import.meta.url));
-const hasChromium = existsSync(CHROMIUM);
-const isCi = process.env.CI === 'true';
-
-if (!hasChromium && !isCi) {
-  console.warn(
-    `SKIP dashboard browser tests: ${CHROMIUM} is missing (apt-get install -y chromium fonts-noto-cjk)`,
-  );
-}
-
-describe.runIf(!hasChromium && isCi)('dashboard - browser (CI)', () => {
-  it('needs chromium', () => {
-    throw new Error(`${CHROMIUM} is missing on CI: .ci/run must apt-get install chromium fonts-noto-cjk`);
-  });
-});
+const hasChromium = chromiumGuard('dashboard browser');
 
 describe.runIf(hasChromium)('dashboard - browser', () => {
   let browser: Browser;
@@ -45,10 +21,7 @@ describe.runIf(hasChromium)('dashboard - browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    [browser, assets] = await Promise.all([
-      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 20_000 }),
-      buildDashboard(),
-    ]);
+    [browser, assets] = await Promise.all([launchChromium(), buildDashboard()]);
   });
   afterEach(async () => {
     await Promise.all(hubs.splice(0).map((h) => h.close()));

@@ -1,40 +1,15 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumGuard, launchChromium } from '../fixtures/chromium.js';
 import { buildDashboard, type BuiltDashboard } from '../fixtures/dashboard-build.js';
 import { seedDashboardScene } from '../fixtures/dashboard-scene.js';
 import { startHttpHub, type HttpHub } from '../fixtures/http-hub.js';
 
-// The same Chromium setup (and "chromium missing" handling) as dashboard-browser.test.ts.
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOTS = fileURLToPath(new URL('../../.tmp/screenshots/', import.meta.url));
-const hasChromium = existsSync(CHROMIUM);
-const isCi = process.env.CI === 'true';
-
-if (!hasChromium && !isCi) {
-  console.warn(
-    `SKIP dashboard viewport tests: ${CHROMIUM} is missing (apt-get install -y chromium fonts-noto-cjk)`,
-  );
-}
-
-describe.runIf(!hasChromium && isCi)('dashboard - viewport sizes (CI)', () => {
-  it('needs chromium', () => {
-    throw new Error(`${CHROMIUM} is missing on CI: .ci/run must apt-get install chromium fonts-noto-cjk`);
-  });
-});
+const hasChromium = chromiumGuard('dashboard viewport');
 
 /** What the layout looks like, measured in the page (CSS pixels). */
 interface Measures {
@@ -59,10 +34,7 @@ describe.runIf(hasChromium)('dashboard - viewport sizes', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    [browser, assets] = await Promise.all([
-      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 20_000 }),
-      buildDashboard(),
-    ]);
+    [browser, assets] = await Promise.all([launchChromium(), buildDashboard()]);
   });
   afterEach(async () => {
     // Pages first, so a page left open by a failed test does not log its hub going away.
