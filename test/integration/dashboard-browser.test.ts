@@ -1,50 +1,21 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSystemClock } from '../../src/core/clock.js';
-import { createSilentLogger } from '../../src/core/logger.js';
-import { createHttpGateway } from '../../src/gateways/http/http-gateway.js';
-import { chromiumGuard, launchChromium } from '../fixtures/chromium.js';
-import { buildDashboard, type BuiltDashboard } from '../fixtures/dashboard-build.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumGuard } from '../fixtures/chromium.js';
+import { dashboardBrowserSession } from '../fixtures/dashboard-browser-session.js';
 import { seedDashboardScene } from '../fixtures/dashboard-scene.js';
-import { startHttpHub, type HttpHub, type HttpHubOptions } from '../fixtures/http-hub.js';
+import type { HttpHub, HttpHubOptions } from '../fixtures/http-hub.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('../../.tmp/screenshots/', import.meta.url));
 const hasChromium = chromiumGuard('dashboard browser');
 
 describe.runIf(hasChromium)('dashboard - browser', () => {
-  let browser: Browser;
-  let assets: BuiltDashboard;
-  const hubs: HttpHub[] = [];
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    [browser, assets] = await Promise.all([launchChromium(), buildDashboard()]);
-  });
-  afterEach(async () => {
-    await Promise.all(hubs.splice(0).map((h) => h.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await assets?.remove();
-  });
-
-  async function open(options: HttpHubOptions = {}): Promise<{ hub: HttpHub; page: Page }> {
-    const hub = await startHttpHub({ assetsDir: assets.dir, ...options });
-    hubs.push(hub);
-    const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'ja-JP' });
-    const page = await context.newPage();
-    problems.length = 0;
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await page.goto(`${hub.base}/`);
-    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: 5_000 });
-    return { hub, page };
-  }
+  const session = dashboardBrowserSession();
+  const { problems } = session;
+  const open = (hub: HttpHubOptions = {}): Promise<{ hub: HttpHub; page: Page }> =>
+    session.open({ hub, locale: 'ja-JP' });
 
   it('shows an empty state, not an error, when no agent is known', async () => {
     const { page } = await open();
@@ -146,19 +117,10 @@ describe.runIf(hasChromium)('dashboard - browser', () => {
 
   it('reconnects after its gateway restarts on the same port and shows what was sent meanwhile', async () => {
     const { hub, page } = await open();
-    const port = Number(new URL(hub.base).port);
     await hub.gateway.stop();
     await page.locator('#feed-status[data-status="reconnecting"]').waitFor({ timeout: 3_000 });
     const { envelope } = await hub.bus.send({ from: 'alice', to: 'bob', type: 'while_away' });
-    const again = createHttpGateway({
-      bus: hub.bus,
-      clock: createSystemClock(),
-      logger: createSilentLogger(),
-      port,
-      assetsDir: assets.dir,
-      agents: hub.agents,
-      tasks: hub.tasks,
-    });
+    const again = session.sameGateway(hub);
     await again.start();
     try {
       await page.locator(`.log-row[data-message="${envelope.id}"]`).waitFor({ timeout: 5_000 });

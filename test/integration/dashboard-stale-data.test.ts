@@ -1,45 +1,12 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSystemClock } from '../../src/core/clock.js';
-import { createSilentLogger } from '../../src/core/logger.js';
-import { createHttpGateway } from '../../src/gateways/http/http-gateway.js';
-import { chromiumGuard, launchChromium } from '../fixtures/chromium.js';
-import { buildDashboard, type BuiltDashboard } from '../fixtures/dashboard-build.js';
-import { startHttpHub, type HttpHub } from '../fixtures/http-hub.js';
+import { describe, expect, it } from 'vitest';
+import { chromiumGuard } from '../fixtures/chromium.js';
+import { dashboardBrowserSession } from '../fixtures/dashboard-browser-session.js';
 
 const hasChromium = chromiumGuard('dashboard stale-data');
 
 describe.runIf(hasChromium)('dashboard - stale data', () => {
-  let browser: Browser;
-  let assets: BuiltDashboard;
-  const hubs: HttpHub[] = [];
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    [browser, assets] = await Promise.all([launchChromium(), buildDashboard()]);
-  });
-  afterEach(async () => {
-    await Promise.all(hubs.splice(0).map((h) => h.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await assets?.remove();
-  });
-
-  async function open(): Promise<{ hub: HttpHub; page: Page }> {
-    const hub = await startHttpHub({ assetsDir: assets.dir });
-    hubs.push(hub);
-    const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
-    const page = await context.newPage();
-    problems.length = 0;
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await page.goto(`${hub.base}/`);
-    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: 5_000 });
-    return { hub, page };
-  }
+  const session = dashboardBrowserSession();
+  const { problems, open } = session;
 
   it('drops a lease that expires while the page is open, without a reload', async () => {
     const { hub, page } = await open();
@@ -59,7 +26,6 @@ describe.runIf(hasChromium)('dashboard - stale data', () => {
 
   it('backs off and shows itself stale while the hub is down, then recovers on the same port', async () => {
     const { hub, page } = await open();
-    const port = Number(new URL(hub.base).port);
     let streamRequests = 0;
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/api/events') streamRequests += 1;
@@ -75,15 +41,7 @@ describe.runIf(hasChromium)('dashboard - stale data', () => {
     expect(streamRequests).toBeLessThan(4);
 
     const { envelope } = await hub.bus.send({ from: 'alice', to: 'bob', type: 'while_away' });
-    const again = createHttpGateway({
-      bus: hub.bus,
-      clock: createSystemClock(),
-      logger: createSilentLogger(),
-      port,
-      assetsDir: assets.dir,
-      agents: hub.agents,
-      tasks: hub.tasks,
-    });
+    const again = session.sameGateway(hub);
     await again.start();
     try {
       // The back-off has grown to several seconds by now; the next attempt finds the hub again.

@@ -1,12 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumGuard, launchChromium } from '../fixtures/chromium.js';
-import { buildDashboard, type BuiltDashboard } from '../fixtures/dashboard-build.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumGuard } from '../fixtures/chromium.js';
+import { dashboardBrowserSession } from '../fixtures/dashboard-browser-session.js';
 import { seedDashboardScene } from '../fixtures/dashboard-scene.js';
-import { startHttpHub, type HttpHub } from '../fixtures/http-hub.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('../../.tmp/screenshots/', import.meta.url));
 const hasChromium = chromiumGuard('dashboard viewport');
@@ -27,63 +26,39 @@ interface Measures {
 }
 
 describe.runIf(hasChromium)('dashboard - viewport sizes', () => {
-  let browser: Browser;
-  let assets: BuiltDashboard;
-  const hubs: HttpHub[] = [];
-  const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    [browser, assets] = await Promise.all([launchChromium(), buildDashboard()]);
-  });
-  afterEach(async () => {
-    // Pages first, so a page left open by a failed test does not log its hub going away.
-    await Promise.all(contexts.splice(0).map((c) => c.close()));
-    await Promise.all(hubs.splice(0).map((h) => h.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await assets?.remove();
-  });
+  const session = dashboardBrowserSession();
+  const { problems } = session;
 
   /** A hub with the screenshot scene plus a team with many long phases, shown at one viewport size. */
   async function open(width: number, height: number): Promise<{ page: Page; bodyRow: string }> {
-    const hub = await startHttpHub({
-      assetsDir: assets.dir,
-      teams: [
-        {
-          list: async () => [
-            {
-              id: 'release-train',
-              pattern: 'pipeline',
-              phase: 'INTEGRATION_TEST',
-              round: 3,
-              phases: [
-                'PLANNING',
-                'IMPLEMENTATION',
-                'INTEGRATION_TEST',
-                'DOCUMENTATION',
-                'REVIEW',
-                'RELEASE',
-              ],
-              members: ['alice', 'bob', 'carol'],
-              goal: 'ship 1.4 with the new retry policy',
-            },
-          ],
-        },
-      ],
+    const { hub, page } = await session.open({
+      viewport: { width, height },
+      locale: 'ja-JP',
+      hub: {
+        teams: [
+          {
+            list: async () => [
+              {
+                id: 'release-train',
+                pattern: 'pipeline',
+                phase: 'INTEGRATION_TEST',
+                round: 3,
+                phases: [
+                  'PLANNING',
+                  'IMPLEMENTATION',
+                  'INTEGRATION_TEST',
+                  'DOCUMENTATION',
+                  'REVIEW',
+                  'RELEASE',
+                ],
+                members: ['alice', 'bob', 'carol'],
+                goal: 'ship 1.4 with the new retry policy',
+              },
+            ],
+          },
+        ],
+      },
     });
-    hubs.push(hub);
-    const context = await browser.newContext({ viewport: { width, height }, locale: 'ja-JP' });
-    contexts.push(context);
-    const page = await context.newPage();
-    problems.length = 0;
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await page.goto(`${hub.base}/`);
-    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: 5_000 });
     const { lastMessageId } = await seedDashboardScene(hub);
     const bodyRow = `.log-row[data-message="${lastMessageId}"]`;
     await page.locator(bodyRow).waitFor({ timeout: 3_000 });
