@@ -75,6 +75,11 @@ export interface AgentRunResult {
   readonly durationMs: number;
   /** The last few KiB of stderr, for diagnostics. */
   readonly stderrTail: string;
+  /**
+   * Why a failed turn failed, in the CLI's words: the error it reported (API error, auth problem), else
+   * the most relevant stderr lines. Absent on success, timeout and cancel.
+   */
+  readonly errorMessage?: string;
   /** True when stdout or stderr went past the output cap (the rest was counted and dropped). */
   readonly isOutputTruncated: boolean;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
-import type { OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
 
 const count = z.number().nonnegative().catch(0);
@@ -61,7 +61,8 @@ export class ClaudeOutputParser implements OutputParser {
   #lastAssistantText = '';
   #result: z.infer<typeof resultSchema> | undefined;
 
-  onLine(line: string): readonly AgentRunEvent[] {
+  onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
+    if (stream !== 'stdout') return [];
     const parsed = lineSchema.safeParse(parseJsonLine(line));
     if (!parsed.success) return [];
     const msg = parsed.data;
@@ -82,9 +83,9 @@ export class ClaudeOutputParser implements OutputParser {
     return events;
   }
 
-  finish(stdout: string): ParsedOutput | null {
+  finish({ stdout }: CliOutput): ParsedOutput | null {
     // `--output-format json` prints one object, possibly without a trailing newline: parse it whole.
-    if (this.#result === undefined && this.#sessionId === undefined) this.onLine(stdout);
+    if (this.#result === undefined && this.#sessionId === undefined) this.onLine(stdout, 'stdout');
     const r = this.#result;
     if (r === undefined) {
       if (this.#sessionId === undefined) return null;

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MusubiError } from '../../core/errors.js';
 import type {
   AgentAvailability,
@@ -11,9 +14,11 @@ import { ChildReaper } from '../process/child-reaper.js';
 import { buildChildEnv } from '../process/child-env.js';
 import { resolveExecutable } from '../process/resolve-executable.js';
 import { runProcess, type ProcessResult } from '../process/run-process.js';
-import type { CliBackend, CliSettings, ParsedOutput } from './cli-backend.js';
+import type { CliBackend, CliSettings, ParsedOutput, SessionMemory } from './cli-backend.js';
+import { summarizeStderr } from './stderr-summary.js';
 
 const VERSION_TIMEOUT_MS = 10_000;
+const MAX_REMEMBERED_SESSIONS = 1000;
 
 /** Options of {@link CliAgentRunner}. */
 export interface CliAgentRunnerOptions {
@@ -22,6 +27,8 @@ export interface CliAgentRunnerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Explicit environment additions (config `agents.<name>.env`). */
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /** More names (a trailing `*` is a prefix) to inherit from `env` (config `passEnv`). */
+  readonly passEnv?: readonly string[];
   /** The binary to run instead of `backend.command` (a name looked up on PATH, or a path). */
   readonly command?: string;
   readonly model?: string;
@@ -31,6 +38,8 @@ export interface CliAgentRunnerOptions {
   readonly reaper?: ChildReaper;
   readonly outputCapBytes?: number;
   readonly graceMs?: number;
+  /** Run the CLI as this user (config `agents.<name>.runAs`); needs musubi to run as root. */
+  readonly runAs?: { readonly uid: number; readonly gid: number };
 }
 
 function safeEmit(onEvent: AgentRunInput['onEvent'], event: AgentRunEvent): void {
@@ -51,6 +60,7 @@ export class CliAgentRunner implements AgentRunner {
   readonly backend: AgentBackend;
   readonly #options: CliAgentRunnerOptions;
   readonly #reaper: ChildReaper;
+  readonly #memory: SessionMemory = createSessionMemory();
 
   constructor(options: CliAgentRunnerOptions) {
     this.backend = options.backend.name;
@@ -59,20 +69,37 @@ export class CliAgentRunner implements AgentRunner {
   }
 
   async run(input: AgentRunInput): Promise<AgentRunResult> {
-    const { backend } = this.#options;
     const env = this.#childEnv();
     const file = await this.#resolve(env, input.cwd);
+    // A private folder per turn for files the CLI writes beside its output; removed whatever happens.
+    const scratchDir = await mkdtemp(join(tmpdir(), `musubi-${this.backend}-`));
+    try {
+      return await this.#runIn(input, env, file, scratchDir);
+    } finally {
+      await rm(scratchDir, { recursive: true, force: true });
+    }
+  }
+
+  async #runIn(
+    input: AgentRunInput,
+    env: Record<string, string>,
+    file: string,
+    scratchDir: string,
+  ): Promise<AgentRunResult> {
+    const { backend } = this.#options;
     const model = input.model ?? this.#options.model;
     const systemPrompt = input.systemPrompt ?? this.#options.systemPrompt;
-    const invocation = backend.buildInvocation({
+    const turn = {
       prompt: input.prompt,
       cwd: input.cwd,
+      scratchDir,
       settings: this.#options.settings ?? {},
       ...(input.sessionId !== undefined && { sessionId: input.sessionId }),
       ...(model !== undefined && { model }),
       ...(systemPrompt !== undefined && { systemPrompt }),
-    });
-    const parser = backend.createParser();
+    };
+    const invocation = backend.buildInvocation(turn);
+    const parser = backend.createParser({ turn, memory: this.#memory });
     const onEvent = input.onEvent;
     const proc = await runProcess({
       file,
@@ -86,16 +113,18 @@ export class CliAgentRunner implements AgentRunner {
       ...(input.signal !== undefined && { signal: input.signal }),
       ...(this.#options.outputCapBytes !== undefined && { outputCapBytes: this.#options.outputCapBytes }),
       ...(this.#options.graceMs !== undefined && { graceMs: this.#options.graceMs }),
+      ...(this.#options.runAs !== undefined && { runAs: this.#options.runAs }),
       onSpawn: (pid) =>
         safeEmit(onEvent, { type: 'started', pid, argv: [backend.command, ...invocation.args] }),
       onLine: (stream, line) => {
         safeEmit(onEvent, { type: 'line', stream, line });
-        if (stream === 'stdout') for (const event of parser.onLine(line)) safeEmit(onEvent, event);
+        for (const event of parser.onLine(line, stream)) safeEmit(onEvent, event);
       },
     });
     if (proc.timedOut || proc.canceled)
       safeEmit(onEvent, { type: 'stopping', reason: proc.timedOut ? 'timeout' : 'cancel' });
-    return toResult(this.backend, proc, parser.finish(proc.stdout));
+    const parsed = parser.finish({ stdout: proc.stdout, stderr: proc.stderr, exitCode: proc.exitCode });
+    return toResult(this.backend, proc, parsed);
   }
 
   async available(): Promise<AgentAvailability> {
@@ -128,7 +157,7 @@ export class CliAgentRunner implements AgentRunner {
   #childEnv(): Record<string, string> {
     return buildChildEnv({
       source: this.#options.env,
-      allow: this.#options.backend.authEnv,
+      allow: [...this.#options.backend.authEnv, ...(this.#options.passEnv ?? [])],
       ...(this.#options.extraEnv !== undefined && { add: this.#options.extraEnv }),
     });
   }
@@ -141,9 +170,27 @@ export class CliAgentRunner implements AgentRunner {
   }
 }
 
+function createSessionMemory(): SessionMemory {
+  const values = new Map<string, unknown>();
+  return {
+    get: (sessionId) => values.get(sessionId),
+    set: (sessionId, value) => {
+      values.delete(sessionId);
+      values.set(sessionId, value);
+      // Bounded: a long-lived hub runs many sessions; the oldest are forgotten first.
+      if (values.size > MAX_REMEMBERED_SESSIONS) values.delete(values.keys().next().value ?? '');
+    },
+  };
+}
+
 function toResult(backend: AgentBackend, proc: ProcessResult, parsed: ParsedOutput | null): AgentRunResult {
   const text = parsed?.text ?? proc.stdout.replace(/\r?\n$/, '');
   const isError = proc.timedOut || proc.canceled || proc.exitCode !== 0 || (parsed?.isError ?? false);
+  const errorMessage = !isError
+    ? undefined
+    : proc.timedOut || proc.canceled
+      ? undefined
+      : (parsed?.errorMessage ?? summarizeStderr(proc.stderr));
   return {
     backend,
     text,
@@ -157,5 +204,6 @@ function toResult(backend: AgentBackend, proc: ProcessResult, parsed: ParsedOutp
     isOutputTruncated: proc.isOutputTruncated,
     ...(parsed?.sessionId !== undefined && { sessionId: parsed.sessionId }),
     ...(parsed?.usage !== undefined && { usage: parsed.usage }),
+    ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
   };
 }

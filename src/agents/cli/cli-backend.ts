@@ -13,6 +13,11 @@ export interface CliSettings {
 export interface CliTurn {
   readonly prompt: string;
   readonly cwd: string;
+  /**
+   * A private folder (0700) the runner creates for this turn and removes after it, for files the CLI
+   * writes beside its output (copilot `--usage-output-file`) or reads (a generated config).
+   */
+  readonly scratchDir: string;
   readonly sessionId?: string;
   readonly model?: string;
   readonly systemPrompt?: string;
@@ -29,19 +34,46 @@ export interface CliInvocation {
 export interface ParsedOutput {
   readonly text: string;
   readonly sessionId?: string;
+  /** Tokens and cost of THIS turn only (a CLI that reports session totals is corrected by its parser). */
   readonly usage?: AgentUsage;
   /** The CLI reported a failure in its output (claude `is_error`, gemini `error`, codex `turn.failed`). */
   readonly isError: boolean;
+  /** The CLI's own error message when it reported one (API error text, auth problem), for AGENT_FAILED. */
+  readonly errorMessage?: string;
+}
+
+/** What `finish` gets: the captured streams and the exit of the process. */
+export interface CliOutput {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
 }
 
 /**
- * Reads one CLI's output. `onLine` sees each stdout line as it arrives and returns progress events;
- * `finish` gets the captured stdout and returns what it recognised, or null when the output had no
- * structure it knows (the runner then falls back to the raw text and the exit code).
+ * Memory a runner keeps across the turns it runs, per session id (codex reports session totals, so its
+ * parser remembers the total seen after each turn to report the next turn's own share). Lost when the
+ * process ends; parsers must work (less precisely) without it.
+ */
+export interface SessionMemory {
+  get(sessionId: string): unknown;
+  set(sessionId: string, value: unknown): void;
+}
+
+/** Given to {@link CliBackend.createParser}: the turn being parsed and the runner's session memory. */
+export interface ParserContext {
+  readonly turn: CliTurn;
+  readonly memory: SessionMemory;
+}
+
+/**
+ * Reads one CLI's output. `onLine` sees each line of stdout and stderr as it arrives and returns
+ * progress events; `finish` gets the captured output (and may read files the CLI wrote in the turn's
+ * scratch folder) and returns what it recognised, or null when the output had no structure it knows
+ * (the runner then falls back to the raw text and the exit code).
  */
 export interface OutputParser {
-  onLine(line: string): readonly AgentRunEvent[];
-  finish(stdout: string): ParsedOutput | null;
+  onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[];
+  finish(output: CliOutput): ParsedOutput | null;
 }
 
 /** One agent CLI: its binary, the auth variables it may inherit, its argv and its output format. */
@@ -49,10 +81,13 @@ export interface CliBackend {
   readonly name: Exclude<AgentBackend, 'scripted'>;
   /** The binary looked up on PATH. */
   readonly command: string;
-  /** Environment names (a trailing `*` is a prefix) the CLI needs for auth; added to the allowlist. */
+  /**
+   * Environment names (a trailing `*` is a prefix) the CLI reads for auth, endpoints, proxies and
+   * sandbox switches; added to the allowlist. docs/agents.md lists them per CLI with the reason.
+   */
   readonly authEnv: readonly string[];
   buildInvocation(turn: CliTurn): CliInvocation;
-  createParser(): OutputParser;
+  createParser(context: ParserContext): OutputParser;
 }
 
 /**

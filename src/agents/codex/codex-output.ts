@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
-import type { OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
 
 const count = z.number().nonnegative().catch(0);
@@ -37,7 +37,8 @@ export class CodexOutputParser implements OutputParser {
   #error: string | undefined;
   #isRecognised = false;
 
-  onLine(line: string): readonly AgentRunEvent[] {
+  onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
+    if (stream !== 'stdout') return [];
     const parsed = eventSchema.safeParse(parseJsonLine(line));
     if (!parsed.success) return [];
     this.#isRecognised = true;
@@ -70,7 +71,7 @@ export class CodexOutputParser implements OutputParser {
     }
   }
 
-  finish(): ParsedOutput | null {
+  finish(_output: CliOutput): ParsedOutput | null {
     if (!this.#isRecognised) return null;
     const usage: AgentUsage | undefined = this.#usage && { ...this.#usage, costUsd: 0 };
     return {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentRunEvent } from '../agent-runner.js';
-import type { OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
 
 const count = z.number().nonnegative().catch(0);
@@ -34,7 +34,8 @@ export class CopilotOutputParser implements OutputParser {
   #error: string | undefined;
   #isRecognised = false;
 
-  onLine(line: string): readonly AgentRunEvent[] {
+  onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
+    if (stream !== 'stdout') return [];
     const parsed = eventSchema.safeParse(parseJsonLine(line));
     if (!parsed.success) return [];
     this.#isRecognised = true;
@@ -61,7 +62,7 @@ export class CopilotOutputParser implements OutputParser {
     return events;
   }
 
-  finish(): ParsedOutput | null {
+  finish(_output: CliOutput): ParsedOutput | null {
     if (!this.#isRecognised) return null;
     return {
       text: this.#text !== '' ? this.#text : (this.#error ?? ''),

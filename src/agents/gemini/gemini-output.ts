@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentRunEvent } from '../agent-runner.js';
-import type { OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
 
 const count = z.number().nonnegative().catch(0);
 
@@ -39,7 +39,7 @@ export class GeminiOutputParser implements OutputParser {
     return [];
   }
 
-  finish(stdout: string): ParsedOutput | null {
+  finish({ stdout }: CliOutput): ParsedOutput | null {
     const parsed = outputSchema.safeParse(extractObject(stdout));
     if (!parsed.success) return null;
     const out = parsed.data;

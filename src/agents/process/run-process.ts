@@ -24,6 +24,8 @@ export interface RunProcessOptions {
   /** SIGTERM → SIGKILL grace period (default 5 s). */
   readonly graceMs?: number;
   readonly reaper: ChildReaper;
+  /** Run the child as this user (a root daemon dropping privileges for its agents); needs root. */
+  readonly runAs?: { readonly uid: number; readonly gid: number };
   readonly onSpawn?: (pid: number) => void;
   readonly onLine?: (stream: 'stdout' | 'stderr', line: string) => void;
 }
@@ -97,6 +99,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     windowsHide: true,
+    ...(options.runAs !== undefined && { uid: options.runAs.uid, gid: options.runAs.gid }),
   });
   const exited = new Promise<[number | null, string | null]>((resolve) => {
     child.once('exit', (code, sig) => resolve([code, sig]));

@@ -1,0 +1,120 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile, chown } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'vitest';
+import type { AgentBackend } from '../../src/agents/agent-runner.js';
+
+type CliName = Exclude<AgentBackend, 'scripted'>;
+
+interface Pin {
+  readonly package: string;
+  readonly version: string;
+  readonly bin: string;
+}
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The pinned versions (scripts/agent-clis.json), which scripts/install-agent-clis.mjs installs. */
+export const PINS: Readonly<Record<CliName, Pin>> = JSON.parse(
+  readFileSync(join(repoRoot, 'scripts', 'agent-clis.json'), 'utf8'),
+) as Record<CliName, Pin>;
+
+/** Where the install script puts the CLIs (outside the clone, reused across clones). */
+export function agentClisDir(env: NodeJS.ProcessEnv = process.env): string {
+  return (
+    env['MUSUBI_AGENT_CLIS_DIR'] ||
+    join(env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'musubi', 'agent-clis')
+  );
+}
+
+/** The installed binary of a pinned CLI, or undefined when the cache lacks it. */
+export function realCliPath(cli: CliName): string | undefined {
+  const pin = PINS[cli];
+  const folder = join(agentClisDir(), `${cli}-${pin.version}`);
+  const bin = join(folder, 'node_modules', '.bin', pin.bin);
+  return existsSync(join(folder, '.installed')) && existsSync(bin) ? bin : undefined;
+}
+
+/**
+ * Whether the real-CLI suite of `cli` can run. Without the cached CLI it skips with a printed reason,
+ * except in CI (`CI=true`), where it registers a failing test instead: CI must never pass without it.
+ */
+export function realCliGuard(cli: CliName): string | undefined {
+  const bin = realCliPath(cli);
+  if (bin !== undefined) return bin;
+  const how = `node scripts/install-agent-clis.mjs ${cli}`;
+  const reason = `${PINS[cli].package}@${PINS[cli].version} is not in ${agentClisDir()} (install it with: ${how})`;
+  if (process.env['CI'] !== 'true') {
+    console.warn(`SKIP real ${cli} tests: ${reason}`);
+    return undefined;
+  }
+  describe(`real ${cli} (CI)`, () => {
+    it(`needs the real ${cli} CLI`, () => {
+      throw new Error(`real ${cli} CLI missing on CI: ${reason}; .ci/run must run scripts/install-agent-clis.mjs`);
+    });
+  });
+  return undefined;
+}
+
+/**
+ * The environment a real CLI runs with in these tests: the machine's PATH and locale, a private HOME,
+ * and every route off this machine closed (a proxy on a closed loopback port for anything that is not
+ * loopback), so a CLI that tries a remote host fails fast instead of waiting for a timeout.
+ */
+export function isolatedEnv(home: string): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    USER: process.env['USER'] ?? 'root',
+    LANG: 'C.UTF-8',
+    TMPDIR: tmpdir(),
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    HTTP_PROXY: 'http://127.0.0.1:9',
+    HTTPS_PROXY: 'http://127.0.0.1:9',
+    http_proxy: 'http://127.0.0.1:9',
+    https_proxy: 'http://127.0.0.1:9',
+    NO_PROXY: '127.0.0.1,localhost,::1',
+    no_proxy: '127.0.0.1,localhost,::1',
+    NO_COLOR: '1',
+  };
+  return env;
+}
+
+/** A fresh HOME and work folder for one test; `owner` chowns both (for the unprivileged-user runs). */
+export async function makeSandbox(owner?: { uid: number; gid: number }): Promise<{
+  home: string;
+  cwd: string;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const root = await mkdtemp(join(tmpdir(), 'musubi-real-cli-'));
+  const home = join(root, 'home');
+  const cwd = join(root, 'work');
+  await mkdir(home, { recursive: true });
+  await mkdir(cwd, { recursive: true });
+  if (owner !== undefined) {
+    await chown(root, owner.uid, owner.gid);
+    await chown(home, owner.uid, owner.gid);
+    await chown(cwd, owner.uid, owner.gid);
+  }
+  return {
+    home,
+    cwd,
+    [Symbol.asyncDispose]: () => rm(root, { recursive: true, force: true }),
+  };
+}
+
+/** Writes the files of an endpoint wiring (creating their folders). */
+export async function writeWiringFiles(
+  files: readonly { readonly path: string; readonly content: string }[],
+  owner?: { uid: number; gid: number },
+): Promise<void> {
+  for (const f of files) {
+    await mkdir(dirname(f.path), { recursive: true });
+    await writeFile(f.path, f.content, { mode: 0o600 });
+    if (owner !== undefined) await chown(f.path, owner.uid, owner.gid);
+  }
+}
