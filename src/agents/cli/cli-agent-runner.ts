@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MusubiError } from '../../core/errors.js';
@@ -74,6 +74,8 @@ export class CliAgentRunner implements AgentRunner {
     // A private folder per turn for files the CLI writes beside its output; removed whatever happens.
     const scratchDir = await mkdtemp(join(tmpdir(), `musubi-${this.backend}-`));
     try {
+      const owner = this.#options.runAs;
+      if (owner !== undefined) await chown(scratchDir, owner.uid, owner.gid);
       return await this.#runIn(input, env, file, scratchDir);
     } finally {
       await rm(scratchDir, { recursive: true, force: true });
@@ -93,6 +95,8 @@ export class CliAgentRunner implements AgentRunner {
       prompt: input.prompt,
       cwd: input.cwd,
       scratchDir,
+      childEnv: env,
+      isRoot: this.#options.runAs === undefined ? process.getuid?.() === 0 : this.#options.runAs.uid === 0,
       settings: this.#options.settings ?? {},
       ...(input.sessionId !== undefined && { sessionId: input.sessionId }),
       ...(model !== undefined && { model }),

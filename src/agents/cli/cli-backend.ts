@@ -18,6 +18,10 @@ export interface CliTurn {
    * writes beside its output (copilot `--usage-output-file`) or reads (a generated config).
    */
   readonly scratchDir: string;
+  /** The environment the CLI will run with (allowlisted), for backends whose flags depend on it. */
+  readonly childEnv: Readonly<Record<string, string>>;
+  /** The CLI runs as root (musubi is root and no `runAs` drops privileges). */
+  readonly isRoot: boolean;
   readonly sessionId?: string;
   readonly model?: string;
   readonly systemPrompt?: string;
