@@ -20,6 +20,10 @@ export interface CreateAgentRunnerOptions {
   readonly systemPrompt?: string;
   readonly settings?: CliSettings;
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /** More names (or `PREFIX_*`) to inherit (config `passEnv`; see `agentEnvOf`). */
+  readonly passEnv?: readonly string[];
+  /** Run the agent's processes as this user (needs root). */
+  readonly runAs?: { readonly uid: number; readonly gid: number };
   readonly outputCapBytes?: number;
   readonly graceMs?: number;
   /** Shared per-backend limit; omitted = unlimited. */
@@ -37,6 +41,7 @@ export function createAgentRunner(options: CreateAgentRunnerOptions): AgentRunne
     env: options.env,
     reaper: options.reaper,
     ...(options.extraEnv !== undefined && { extraEnv: options.extraEnv }),
+    ...(options.passEnv !== undefined && { passEnv: options.passEnv }),
     ...(options.outputCapBytes !== undefined && { outputCapBytes: options.outputCapBytes }),
     ...(options.graceMs !== undefined && { graceMs: options.graceMs }),
   };
@@ -53,6 +58,7 @@ export function createAgentRunner(options: CreateAgentRunnerOptions): AgentRunne
           ...(options.model !== undefined && { model: options.model }),
           ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
           ...(settings !== undefined && { settings }),
+          ...(options.runAs !== undefined && { runAs: options.runAs }),
         });
   if (options.limiter !== undefined) runner = withConcurrencyLimit(runner, options.limiter);
   if (options.budget !== undefined) runner = withBudget(runner, options.budget);

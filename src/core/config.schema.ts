@@ -97,6 +97,12 @@ const gatewaysSchema = z.strictObject({
     .optional(),
 });
 
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'invalid environment variable name');
+/** An environment variable name, or a prefix ending in `*` (`AWS_*`). */
+const envPattern = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'invalid environment variable name or prefix (NAME or PREFIX_*)');
+
 const agentSchema = z.strictObject({
   /** Absent: the agent's role entry, then the first installed CLI, else `scripted` decide. */
   backend: z.string().min(1).optional(),
@@ -112,7 +118,15 @@ const agentSchema = z.strictObject({
   /** claude `--max-turns`. */
   maxTurns: z.number().int().positive().optional(),
   /** Explicit environment additions for the agent process (everything else is allowlisted). */
-  env: z.record(z.string(), z.string()).optional(),
+  env: z.record(envName, z.string()).optional(),
+  /** More variables the agent inherits from musubi's environment (names, or prefixes ending in `*`). */
+  passEnv: z.array(envPattern).optional(),
+});
+
+/** Settings every agent on one backend gets (`backends.<claude|codex|…>`), `agent run --backend` included. */
+const backendDefaultsSchema = z.strictObject({
+  passEnv: z.array(envPattern).optional(),
+  env: z.record(envName, z.string()).optional(),
 });
 
 const teamSchema = z.strictObject({
@@ -140,6 +154,13 @@ export const configSchema = z.strictObject({
   }),
   gateways: gatewaysSchema.default({}),
   agents: z.record(agentName, agentSchema).default({}),
+  /** Per-backend defaults (passEnv, env) applied to every agent on that backend. */
+  backends: z
+    .partialRecord(
+      z.enum(['claude', 'codex', 'gemini', 'copilot', 'opencode', 'scripted']),
+      backendDefaultsSchema,
+    )
+    .default({}),
   teams: z.record(agentName, teamSchema).default({}),
   /** Concurrent turns per agent backend (default 4 each), so a big team does not trip rate limits. */
   agentConcurrency: z.record(z.string(), z.number().int().min(1).max(256)).default({}),

@@ -4,6 +4,7 @@ import { ConcurrencyLimiter } from '../agents/concurrency/concurrency-limiter.js
 import { createAgentRunner } from '../agents/create-agent-runner.js';
 import { ChildReaper } from '../agents/process/child-reaper.js';
 import type { ModelTier } from '../agents/selection/backend-aliases.js';
+import { agentEnvOf } from '../agents/selection/agent-env.js';
 import { selectBackend } from '../agents/selection/select-backend.js';
 import type { Bus } from '../bus/bus.types.js';
 import type { Config } from '../core/config.schema.js';
@@ -82,7 +83,7 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
         limiter,
         ...(selection.model !== undefined && { model: selection.model }),
         ...(entry?.systemPrompt !== undefined && { systemPrompt: entry.systemPrompt }),
-        ...(entry?.env !== undefined && { extraEnv: entry.env }),
+        ...agentEnvOf(config, selection.backend, entry),
         ...(budget !== undefined && { budget }),
         settings: {
           ...(entry?.permissionMode !== undefined && { permissionMode: entry.permissionMode }),

@@ -7,7 +7,6 @@ import type { ServerResponse } from 'node:http';
 export class SseWriter {
   readonly #res: ServerResponse;
   readonly #isCut: boolean;
-  #sent = 0;
   #isDone = false;
 
   constructor(res: ServerResponse, options: { readonly isCut: boolean }) {
@@ -24,9 +23,11 @@ export class SseWriter {
   event(data: unknown, event?: string): void {
     if (this.#isDone) return;
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
-    const lines = payload.split('\n').map((l) => `data: ${l}`).join('\n');
+    const lines = payload
+      .split('\n')
+      .map((l) => `data: ${l}`)
+      .join('\n');
     this.#res.write(`${event === undefined ? '' : `event: ${event}\n`}${lines}\n\n`);
-    this.#sent += 1;
     if (this.#isCut) {
       this.#isDone = true;
       // Let the first event reach the client, then drop the connection without a proper end.

@@ -28,6 +28,8 @@ export interface ScriptedRunnerOptions {
   /** The environment `run` instructions pick from through the allowlist. */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /** More names (or `PREFIX_*`) `run` commands inherit. */
+  readonly passEnv?: readonly string[];
   readonly reaper?: ChildReaper;
   readonly outputCapBytes?: number;
   readonly graceMs?: number;
@@ -187,6 +189,7 @@ export class ScriptedRunner implements AgentRunner {
     const [command = '', ...args] = argv;
     const env = buildChildEnv({
       source: this.#options.env,
+      ...(this.#options.passEnv && { allow: this.#options.passEnv }),
       ...(this.#options.extraEnv && { add: this.#options.extraEnv }),
     });
     const file = await resolveExecutable(command, env['PATH'], input.cwd);

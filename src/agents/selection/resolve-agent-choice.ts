@@ -4,12 +4,13 @@ import { AGENT_BACKENDS, type AgentBackend } from '../agent-runner.js';
 import type { CliSettings } from '../cli/cli-backend.js';
 import { CLI_BACKENDS } from '../cli/cli-backends.js';
 import { resolveExecutable } from '../process/resolve-executable.js';
+import { agentEnvOf } from './agent-env.js';
 import { lookupAlias } from './backend-aliases.js';
 import { selectBackend } from './select-backend.js';
 
 /** Inputs of {@link resolveAgentChoice}. */
 export interface ResolveAgentChoiceInput {
-  readonly config: Pick<Config, 'agents'>;
+  readonly config: Pick<Config, 'agents'> & Partial<Pick<Config, 'backends'>>;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** An explicit backend (a flag); wins over every rule. */
   readonly backend?: string;
@@ -25,6 +26,7 @@ export interface AgentChoice {
   readonly systemPrompt?: string;
   readonly settings: CliSettings;
   readonly extraEnv?: Readonly<Record<string, string>>;
+  readonly passEnv?: readonly string[];
   readonly cwd?: string;
 }
 
@@ -83,7 +85,7 @@ export async function resolveAgentChoice(input: ResolveAgentChoiceInput): Promis
     settings,
     ...(model !== undefined && { model }),
     ...(entry?.systemPrompt !== undefined && { systemPrompt: entry.systemPrompt }),
-    ...(entry?.env !== undefined && { extraEnv: entry.env }),
+    ...agentEnvOf(input.config, backend, entry),
     ...(entry?.cwd !== undefined && { cwd: entry.cwd }),
   };
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { AgentRunResult } from '../../agents/agent-runner.js';
 import { MusubiError } from '../../core/errors.js';
 import type { CliContext } from '../cli-context.js';
+import { turnFailureReason } from '../../agents/failure-reason.js';
 
 const DEFAULT_TIMEOUT_MS = 600_000;
 
@@ -44,10 +45,10 @@ function failure(result: AgentRunResult): MusubiError | undefined {
     return new MusubiError('AGENT_CANCELED', `agent turn on '${result.backend}' was cancelled`);
   if (!result.isError) return undefined;
   const why = result.exitCode === 0 ? 'reported an error' : `exited with ${result.exitCode ?? result.signal}`;
-  const stderr = result.stderrTail.trim().split('\n').at(-1) ?? '';
+  const reason = turnFailureReason({ ...result, text: '' });
   return new MusubiError(
     'AGENT_FAILED',
-    `agent CLI '${result.backend}' ${why}${stderr === '' ? '' : `: ${stderr}`}`,
+    `agent CLI '${result.backend}' ${why}${reason === '' ? '' : `: ${reason}`}`,
   );
 }
 

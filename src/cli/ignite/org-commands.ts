@@ -9,6 +9,7 @@ import type { IgnitePaths } from '../../gateways/ignite/ignite-paths.js';
 import { parseMime } from '../../gateways/ignite/mime/mime-parse.js';
 import { orgAgents } from '../../teams/org/org-roles.js';
 import type { CliContext } from '../cli-context.js';
+import { turnFailureReason } from '../../agents/failure-reason.js';
 
 /** The pid of the running monitor of a runtime dir, or null (from its lock file, checked alive). */
 export async function monitorPid(paths: IgnitePaths): Promise<number | null> {
@@ -137,7 +138,7 @@ export async function startOrganisation(
       if (sessionId === '') {
         throw new MusubiError(
           'AGENT_FAILED',
-          `agent ${agent} did not start: ${result.stderrTail.trim().split('\n').at(-1) ?? result.text}`,
+          `agent ${agent} did not start: ${turnFailureReason(result)}`,
         );
       }
       await writeFileAtomic(join(paths.state, `.agent_session_${idx}`), `${sessionId}\n`);

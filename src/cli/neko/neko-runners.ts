@@ -1,5 +1,6 @@
 import type { AgentRunner } from '../../agents/agent-runner.js';
 import { createAgentRunner } from '../../agents/create-agent-runner.js';
+import { agentEnvOf } from '../../agents/selection/agent-env.js';
 import type { ChildReaper } from '../../agents/process/child-reaper.js';
 import { lookupAlias } from '../../agents/selection/backend-aliases.js';
 import type { Config } from '../../core/config.schema.js';
@@ -34,7 +35,7 @@ export function nekoRunnerFor(
       reaper,
       ...(model !== undefined && { model }),
       ...(entry?.systemPrompt !== undefined && { systemPrompt: entry.systemPrompt }),
-      ...(entry?.env !== undefined && { extraEnv: entry.env }),
+      ...agentEnvOf(config, alias.backend, entry),
     });
     runners.set(name, runner);
     return runner;

@@ -1,5 +1,6 @@
 import type { AgentBackend } from '../../agents/agent-runner.js';
 import { createAgentRunner } from '../../agents/create-agent-runner.js';
+import { agentEnvOf } from '../../agents/selection/agent-env.js';
 import { ChildReaper } from '../../agents/process/child-reaper.js';
 import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
 import { installedBackends } from '../../agents/selection/resolve-agent-choice.js';
@@ -117,7 +118,7 @@ export async function runYadonHost(options: {
       env,
       reaper,
       ...(p.model !== undefined && { model: p.model }),
-      ...(entry?.env !== undefined && { extraEnv: entry.env }),
+      ...agentEnvOf(config, p.backend, entry),
       settings: {
         ...(entry?.permissionMode !== undefined && { permissionMode: entry.permissionMode }),
         ...(entry?.sandbox !== undefined && { sandbox: entry.sandbox }),

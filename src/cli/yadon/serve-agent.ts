@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import { createAgentRunner } from '../../agents/create-agent-runner.js';
+import { agentEnvOf } from '../../agents/selection/agent-env.js';
 import { ChildReaper } from '../../agents/process/child-reaper.js';
 import { installedBackends } from '../../agents/selection/resolve-agent-choice.js';
 import { selectBackend } from '../../agents/selection/select-backend.js';
@@ -63,6 +64,7 @@ export async function serveAgentCommand(ctx: CliContext, options: ServeAgentOpti
     env: ctx.env,
     reaper: new ChildReaper(),
     ...(selection.model !== undefined && { model: selection.model }),
+    ...agentEnvOf(config, selection.backend, config.agents[name]),
   });
   const files = await writeInstructionFiles(join(dirname(options.socket), 'yadon-instructions'));
   const onBubble = (bubble: Bubble): void =>

@@ -1,5 +1,6 @@
 import type { AgentRunner, AgentRunResult } from '../../agents/agent-runner.js';
 import type { Clock } from '../../core/clock.js';
+import { turnFailureReason } from '../../agents/failure-reason.js';
 
 /** Attempts of one LLM call, and the waits before the second and third. */
 const RETRY_WAITS_MS = [1_000, 2_000] as const;
@@ -23,7 +24,7 @@ function failureOf(result: AgentRunResult): string | undefined {
   if (result.timedOut) return 'assessment timed out';
   if (result.canceled) return 'assessment cancelled';
   if (!result.isError) return undefined;
-  const why = result.stderrTail.trim().split('\n').at(-1) || result.text.trim().slice(0, 200);
+  const why = turnFailureReason(result);
   return `assessment failed: ${why || `exit ${String(result.exitCode)}`}`;
 }
 

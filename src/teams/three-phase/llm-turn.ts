@@ -58,7 +58,15 @@ export async function runLlmTurn(runner: AgentRunner, input: LlmTurnInput): Prom
     return { kind: 'finished', output: timeoutText(input.timeoutMs), exitCode: 1, hasFailed: true };
   }
   if (result.signal !== null) return { kind: 'crashed', reason: `agent process killed by ${result.signal}` };
-  const stderr = result.stderrTail.replace(/\n$/, '');
+  const tail = result.stderrTail.replace(/\n$/, '');
+  // The CLI's own error (an API message in its JSON output) is added when neither text nor stderr has it.
+  const reported = result.errorMessage ?? '';
+  const stderr =
+    reported === '' || tail.includes(reported) || result.text.includes(reported)
+      ? tail
+      : tail === ''
+        ? reported
+        : `${tail}\n${reported}`;
   const output = stderr === '' ? result.text : result.text === '' ? stderr : `${result.text}\n${stderr}`;
   const exitCode = result.exitCode ?? 1;
   return {

@@ -1,5 +1,6 @@
 import type { AgentRunner } from '../../../agents/agent-runner.js';
 import type { Channel, ChannelAvailability, ChannelGroup, ChannelRunResult } from '../channel.js';
+import { turnFailureReason } from '../../../agents/failure-reason.js';
 
 /** Default limit of one agent turn started by a task. */
 export const DEFAULT_AGENT_TASK_TIMEOUT_MS = 600_000;
@@ -49,7 +50,7 @@ export function createAgentChannel(options: AgentChannelOptions): Channel {
       if (result.canceled)
         return { success: false, summary: 'Cancelled', error: 'Cancelled', status: 'cancelled' };
       if (!result.isError) return { success: true, summary: text || 'done', detail: text };
-      const why = result.stderrTail.trim().split('\n').at(-1) ?? '';
+      const why = turnFailureReason(result);
       const error = `${options.runner.backend} failed${why === '' ? '' : `: ${why}`}`;
       return { success: false, summary: text || error, error, status: 'failed' };
     },
