@@ -22,6 +22,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   ignite: async () => (await import('./commands/ignite.js')).registerIgniteCommands,
   mcp: async () => (await import('./commands/mcp.js')).registerMcpCommands,
   neko: async () => (await import('./commands/neko.js')).registerNekoCommands,
+  dev: async () => (await import('./commands/dev.js')).registerDevCommands,
 };
 
 /** Global options that take a value, so the command name is found after them. */

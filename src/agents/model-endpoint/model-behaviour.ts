@@ -39,7 +39,11 @@ export const behaviourSchema: z.ZodType<ModelBehaviour> = z.lazy(() =>
     z.strictObject({ reply: text }).transform((b) => ({ kind: 'reply', text: b.reply }) as const),
     z
       .strictObject({
-        write: z.strictObject({ path: z.string().min(1).max(4096), content: text, then: text.default('Done.') }),
+        write: z.strictObject({
+          path: z.string().min(1).max(4096),
+          content: text,
+          then: text.default('Done.'),
+        }),
       })
       .transform((b) => ({ kind: 'write', ...b.write }) as const),
     z
@@ -78,7 +82,11 @@ export const DIRECTIVE_MARKER = 'MUSUBI-MODEL:';
 export function directiveOf(prompt: string): ModelBehaviour | undefined {
   const at = prompt.lastIndexOf(DIRECTIVE_MARKER);
   if (at === -1) return undefined;
-  const line = prompt.slice(at + DIRECTIVE_MARKER.length).split(/\r?\n/, 1)[0]?.trim() ?? '';
+  const line =
+    prompt
+      .slice(at + DIRECTIVE_MARKER.length)
+      .split(/\r?\n/, 1)[0]
+      ?.trim() ?? '';
   let raw: unknown;
   try {
     raw = JSON.parse(line);

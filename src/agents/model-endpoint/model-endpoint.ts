@@ -23,6 +23,8 @@ export interface ModelEndpointOptions {
   readonly host?: string;
   /** 0 (default) lets the OS choose. */
   readonly port?: number;
+  /** Called with each recorded request (secrets masked); must not throw. */
+  readonly onRequest?: (entry: LoggedRequest) => void;
 }
 
 /**
@@ -67,7 +69,10 @@ export class ModelEndpoint implements AsyncDisposable {
   async start(): Promise<string> {
     const host = this.#options.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) {
-      throw new MusubiError('CONFIG_INVALID', `model endpoint: host must be loopback (127.0.0.1, ::1), got '${host}'`);
+      throw new MusubiError(
+        'CONFIG_INVALID',
+        `model endpoint: host must be loopback (127.0.0.1, ::1), got '${host}'`,
+      );
     }
     const server = createServer((req, res) => void this.#handle(req, res));
     server.on('connection', (socket) => {
@@ -78,7 +83,11 @@ export class ModelEndpoint implements AsyncDisposable {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(
           err.code === 'EADDRINUSE'
-            ? new MusubiError('GATEWAY_ADDRESS_IN_USE', `model endpoint: ${host}:${this.#options.port} is in use`, { cause: err })
+            ? new MusubiError(
+                'GATEWAY_ADDRESS_IN_USE',
+                `model endpoint: ${host}:${this.#options.port} is in use`,
+                { cause: err },
+              )
             : err,
         ),
       );
@@ -119,8 +128,15 @@ export class ModelEndpoint implements AsyncDisposable {
     const request: DialectRequest = { method, url, headers: req.headers, body };
     if (dialect === undefined) {
       const other = this.#options.dialects.find((d) => d.answerOther?.(request, res) === true);
-      if (other !== undefined) return this.#record({ dialect: other.name, request, answer: 'side route', status: res.statusCode });
-      return this.#fail(res, undefined, { method, url, req, status: 404, message: `no model API at ${method} ${url.pathname}` });
+      if (other !== undefined)
+        return this.#record({ dialect: other.name, request, answer: 'side route', status: res.statusCode });
+      return this.#fail(res, undefined, {
+        method,
+        url,
+        req,
+        status: 404,
+        message: `no model API at ${method} ${url.pathname}`,
+      });
     }
     let view: ConversationView;
     try {
@@ -134,9 +150,18 @@ export class ModelEndpoint implements AsyncDisposable {
     const { action } = planned;
     const answer = action.kind === 'tool' ? `tool ${action.name}` : action.kind;
     const status = action.kind === 'error' ? action.status : action.kind === 'hang' ? 0 : 200;
-    this.#record({ dialect: dialect.name, request, answer, status, view, usage: planned.usage, isCut: planned.isCut });
+    this.#record({
+      dialect: dialect.name,
+      request,
+      answer,
+      status,
+      view,
+      usage: planned.usage,
+      isCut: planned.isCut,
+    });
     if (action.kind === 'hang') return; // the socket stays open until the client leaves or close() runs
-    if (action.kind === 'error') return sendJson(res, action.status, dialect.errorBody(action.status, action.message));
+    if (action.kind === 'error')
+      return sendJson(res, action.status, dialect.errorBody(action.status, action.message));
     dialect.write(res, planned, view);
   }
 
@@ -146,7 +171,12 @@ export class ModelEndpoint implements AsyncDisposable {
     f: { method: string; url: URL; req: IncomingMessage; status: number; message: string },
   ): void {
     const request: DialectRequest = { method: f.method, url: f.url, headers: f.req.headers, body: undefined };
-    this.#record({ dialect: dialect?.name ?? 'none', request, answer: `error: ${f.message}`, status: f.status });
+    this.#record({
+      dialect: dialect?.name ?? 'none',
+      request,
+      answer: `error: ${f.message}`,
+      status: f.status,
+    });
     sendJson(res, f.status, dialect?.errorBody(f.status, f.message) ?? { error: { message: f.message } });
   }
 
@@ -182,8 +212,16 @@ export class ModelEndpoint implements AsyncDisposable {
     };
     this.#log.push(entry);
     if (this.#log.length > MAX_LOGGED) this.#log.shift();
+    this.#options.onRequest?.(entry);
     this.#options.logger?.debug(
-      { seq: entry.seq, dialect: entry.dialect, path: entry.path, model: entry.model, answer: entry.answer, status: entry.status },
+      {
+        seq: entry.seq,
+        dialect: entry.dialect,
+        path: entry.path,
+        model: entry.model,
+        answer: entry.answer,
+        status: entry.status,
+      },
       'model request',
     );
   }
@@ -201,7 +239,8 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   if (size === 0) return undefined;
   const raw = Buffer.concat(chunks);
   const encoding = String(req.headers['content-encoding'] ?? '').toLowerCase();
-  const text = encoding === '' || encoding === 'identity' ? raw.toString('utf8') : await decompress(raw, encoding);
+  const text =
+    encoding === '' || encoding === 'identity' ? raw.toString('utf8') : await decompress(raw, encoding);
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -71,7 +71,9 @@ function runStep(view: ConversationView, argv: readonly string[]): ModelAction {
 }
 
 function scriptedSteps(view: ConversationView, instructions: readonly ScriptInstruction[]): ModelAction {
-  const steps = instructions.filter((i) => i.op === 'write' || i.op === 'append' || i.op === 'run' || i.op === 'mkdir');
+  const steps = instructions.filter(
+    (i) => i.op === 'write' || i.op === 'append' || i.op === 'run' || i.op === 'mkdir',
+  );
   const step = steps[view.toolResultsSinceUser];
   if (step === undefined) {
     const replies = instructions.flatMap((i) => (i.op === 'reply' || i.op === 'fail' ? [i.text] : []));
@@ -135,7 +137,11 @@ function resolve(b: ModelBehaviour, s: PlanState): { action: ModelAction; isCut:
       return plain({ kind: 'hang' });
     case 'flaky':
       if (s.attempt === 0) {
-        return plain({ kind: 'error', status: b.status, message: 'Overloaded (musubi model endpoint: flaky)' });
+        return plain({
+          kind: 'error',
+          status: b.status,
+          message: 'Overloaded (musubi model endpoint: flaky)',
+        });
       }
       return resolve(b.then, s);
     case 'cut': {

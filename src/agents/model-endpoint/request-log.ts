@@ -40,7 +40,11 @@ export function redactHeaders(headers: IncomingHttpHeaders): Record<string, stri
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    out[name] = SECRET_HEADERS.has(name.toLowerCase()) ? '[redacted]' : Array.isArray(value) ? value.join(', ') : value;
+    out[name] = SECRET_HEADERS.has(name.toLowerCase())
+      ? '[redacted]'
+      : Array.isArray(value)
+        ? value.join(', ')
+        : value;
   }
   return out;
 }
@@ -48,7 +52,8 @@ export function redactHeaders(headers: IncomingHttpHeaders): Record<string, stri
 /** Path plus query as logged: secret query parameters (Gemini's `?key=`) masked. */
 export function redactPath(url: URL): string {
   const query = new URLSearchParams(url.search);
-  for (const name of [...query.keys()]) if (SECRET_QUERY.has(name.toLowerCase())) query.set(name, '[redacted]');
+  for (const name of [...query.keys()])
+    if (SECRET_QUERY.has(name.toLowerCase())) query.set(name, '[redacted]');
   const q = query.toString();
   return q === '' ? url.pathname : `${url.pathname}?${q}`;
 }

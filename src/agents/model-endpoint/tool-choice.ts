@@ -34,7 +34,11 @@ export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_./=:@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-function shellCall(tool: OfferedTool, argv: readonly string[], cwd: string | undefined): ChosenCall | undefined {
+function shellCall(
+  tool: OfferedTool,
+  argv: readonly string[],
+  cwd: string | undefined,
+): ChosenCall | undefined {
   const props = propertiesOf(tool.schema);
   const key = firstKey(props, COMMAND_KEYS);
   if (key === undefined) return undefined;
@@ -87,7 +91,11 @@ export function chooseWriteCall(
   }
   const patch = tools.find((t) => t.name === 'apply_patch');
   if (patch !== undefined) {
-    const body = file.content.replace(/\n$/, '').split('\n').map((l) => `+${l}`).join('\n');
+    const body = file.content
+      .replace(/\n$/, '')
+      .split('\n')
+      .map((l) => `+${l}`)
+      .join('\n');
     const text = `*** Begin Patch\n*** Add File: ${file.path}\n${body}\n*** End Patch\n`;
     if (patch.kind === 'custom') return { name: patch.name, input: {}, freeform: text };
     const props = propertiesOf(patch.schema);
