@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_BIN_DIR, makeTempDir } from '../fakes/fake-cli-harness.js';
@@ -16,13 +16,41 @@ const withFakes = {
 const withoutCli = { PATH: dirname(process.execPath), MUSUBI_STORE: 'memory:' };
 
 describe('cli - agent commands', () => {
-  it('doctor lists every backend as ready with its version when the CLIs are on PATH', async () => {
+  it('doctor lists every backend as found with its version, saying it only checked the binaries', async () => {
     const run = await runCli(['agent', 'doctor'], { cwd: dir, env: withFakes });
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^claude +ready +2\.1\.332 \(Claude Code\)/m);
-    expect(run.stdout).toMatch(/^codex +ready +codex-cli 0\.171\.0/m);
-    expect(run.stdout).toMatch(/^opencode +ready +1\.18\.33/m);
+    expect(run.stdout).toMatch(/^claude +found +2\.1\.332 \(Claude Code\)/m);
+    expect(run.stdout).toMatch(/^codex +found +codex-cli 0\.171\.0/m);
+    expect(run.stdout).toMatch(/^opencode +found +1\.18\.33/m);
     expect(run.stdout).toMatch(/^scripted +ready +built-in/m);
+    expect(run.stdout).toContain(
+      'only the binaries were checked; `musubi agent doctor --probe` runs one real turn',
+    );
+  });
+
+  it('doctor --probe runs one turn per backend and names an auth problem with its fix', async () => {
+    const ok = await runCli(['agent', 'doctor', '--probe'], { cwd: dir, env: withFakes, timeoutMs: 60_000 });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^claude +ready +2\.1\.332/m);
+    expect(ok.stdout).toMatch(/^gemini +ready /m);
+    // backends.claude.passEnv hands the fake's knobs to claude only (names in the file, values from the env).
+    const project = join(dir, 'probe-project');
+    await mkdir(project, { recursive: true });
+    await writeFile(join(project, 'musubi.yaml'), 'backends:\n  claude:\n    passEnv: [FAKE_AGENT_*]\n');
+    const loggedOut = {
+      ...withFakes,
+      FAKE_AGENT_IS_ERROR: '1',
+      FAKE_AGENT_TEXT: 'Not logged in · Please run /login',
+    };
+    const bad = await runCli(['agent', 'doctor', '--probe'], {
+      cwd: project,
+      env: loggedOut,
+      timeoutMs: 60_000,
+    });
+    expect(bad.stdout).toMatch(/^codex +ready /m);
+    expect(bad.stdout).toMatch(/^claude +auth +2\.1\.332/m);
+    expect(bad.stdout).toContain('Not logged in · Please run /login');
+    expect(bad.stdout).toContain('fix: set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN');
   });
 
   it('doctor says why a backend is not ready', async () => {

@@ -1,8 +1,12 @@
 import type { Command } from 'commander';
-import type { AgentRunResult } from '../../agents/agent-runner.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentBackend, AgentRunResult } from '../../agents/agent-runner.js';
 import { MusubiError } from '../../core/errors.js';
-import type { CliContext } from '../cli-context.js';
 import { turnFailureReason } from '../../agents/failure-reason.js';
+import type { CliContext } from '../cli-context.js';
+import type { ProbeDiagnosis } from '../agent/probe-diagnosis.js';
 
 const DEFAULT_TIMEOUT_MS = 600_000;
 
@@ -52,7 +56,16 @@ function failure(result: AgentRunResult): MusubiError | undefined {
   );
 }
 
-async function doctor(ctx: CliContext, flags: { json?: boolean }): Promise<void> {
+const PROBE_TIMEOUT_MS = 90_000;
+const PROBE_PROMPT =
+  'This is a connectivity check from `musubi agent doctor --probe`. Reply with the single word: ready';
+
+interface DoctorFlags {
+  readonly json?: boolean;
+  readonly probe?: boolean;
+}
+
+async function doctor(ctx: CliContext, flags: DoctorFlags): Promise<void> {
   const [{ AGENT_BACKENDS }, { createAgentRunner }, { ChildReaper }] = await Promise.all([
     import('../../agents/agent-runner.js'),
     import('../../agents/create-agent-runner.js'),
@@ -65,17 +78,74 @@ async function doctor(ctx: CliContext, flags: { json?: boolean }): Promise<void>
       ...(await createAgentRunner({ backend, env: ctx.env, reaper }).available()),
     })),
   );
+  const probes =
+    flags.probe === true
+      ? await probeBackends(
+          ctx,
+          rows.filter((r) => r.ready).map((r) => r.backend),
+        )
+      : undefined;
   if (flags.json === true) {
-    ctx.stdout.write(`${JSON.stringify(rows)}\n`);
+    const report = rows.map((row) => ({
+      ...row,
+      ...(probes?.has(row.backend) && { probe: probes.get(row.backend) }),
+    }));
+    ctx.stdout.write(`${JSON.stringify(report)}\n`);
     return;
   }
   for (const row of rows) {
+    const probe = probes?.get(row.backend);
+    const state = !row.ready
+      ? 'not ready'
+      : row.backend === 'scripted'
+        ? 'ready'
+        : probe === undefined
+          ? 'found'
+          : probe.problem === 'none'
+            ? 'ready'
+            : probe.problem;
     const detail = row.ready
       ? [row.version, row.path].filter((s) => s !== undefined).join('  ')
       : row.reasons.join('; ');
+    ctx.stdout.write(`${row.backend.padEnd(9)} ${state.padEnd(10)} ${detail}\n`);
+    if (probe !== undefined && probe.problem !== 'none') {
+      ctx.stdout.write(`          ${probe.detail.split('\n').join('\n          ')}\n`);
+      if (probe.fix !== undefined) ctx.stdout.write(`          fix: ${probe.fix}\n`);
+    }
+  }
+  if (probes === undefined) {
     ctx.stdout.write(
-      `${row.backend.padEnd(9)} ${(row.ready ? 'ready' : 'not ready').padEnd(10)} ${detail}\n`,
+      '(only the binaries were checked; `musubi agent doctor --probe` runs one real turn per backend)\n',
     );
+  }
+}
+
+async function probeBackends(
+  ctx: CliContext,
+  backends: readonly AgentBackend[],
+): Promise<Map<AgentBackend, ProbeDiagnosis>> {
+  const [config, { createAgentRunner }, { ChildReaper }, { resolveAgentChoice }, { diagnoseProbe }] =
+    await Promise.all([
+      ctx.loadConfig(),
+      import('../../agents/create-agent-runner.js'),
+      import('../../agents/process/child-reaper.js'),
+      import('../../agents/selection/resolve-agent-choice.js'),
+      import('../agent/probe-diagnosis.js'),
+    ]);
+  const reaper = new ChildReaper();
+  const dir = await mkdtemp(join(tmpdir(), 'musubi-probe-'));
+  try {
+    const entries = await Promise.all(
+      backends.map(async (backend) => {
+        const choice = await resolveAgentChoice({ config, env: ctx.env, backend });
+        const runner = createAgentRunner({ ...choice, env: ctx.env, reaper });
+        const result = await runner.run({ prompt: PROBE_PROMPT, cwd: dir, timeoutMs: PROBE_TIMEOUT_MS });
+        return [backend, diagnoseProbe(backend, result, PROBE_TIMEOUT_MS)] as const;
+      }),
+    );
+    return new Map(entries);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -128,9 +198,15 @@ export function registerAgentCommands(program: Command, ctx: CliContext): void {
   const agent = program.command('agent').description('check agent CLIs and run single agent turns');
   agent
     .command('doctor')
-    .description('list every agent backend as ready or not ready, and why (binary found, version)')
+    .description(
+      'list every agent backend: binary found and its version; --probe also runs one real turn each',
+    )
     .option('--json', 'print the report as JSON')
-    .action((flags: { json?: boolean }) => doctor(ctx, flags));
+    .option(
+      '--probe',
+      'run one short real turn per installed backend and report auth, endpoint and permission problems',
+    )
+    .action((flags: DoctorFlags) => doctor(ctx, flags));
   agent
     .command('run')
     .description('run one agent turn and print the result ("-" reads the prompt from stdin)')
