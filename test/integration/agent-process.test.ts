@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CliAgentRunner } from '../../src/agents/cli/cli-agent-runner.js';
@@ -7,7 +7,7 @@ import { codexBackend } from '../../src/agents/codex/codex-backend.js';
 import { ChildReaper } from '../../src/agents/process/child-reaper.js';
 import { isProcessAlive } from '../../src/agents/process/process-group.js';
 import { isMusubiError } from '../../src/core/errors.js';
-import { fakeParentEnv, makeTempDir, readPids, waitFor } from '../fakes/fake-cli-harness.js';
+import { fakeParentEnv, makeTempDir, readPids, readRecord, waitFor } from '../fakes/fake-cli-harness.js';
 
 describe('agent process handling (fake CLIs, real processes)', () => {
   let dir: string;
@@ -162,6 +162,64 @@ describe('agent process handling (fake CLIs, real processes)', () => {
     const result = await runner.run({ prompt: 'x', cwd: dir, timeoutMs: 10_000 });
     expect(result).toMatchObject({ exitCode: 3, isError: true, text: 'echo: x' });
     expect(result.stderrTail).toContain('rate limited');
+  });
+
+  it('names the relevant stderr lines in errorMessage, skipping warnings', async () => {
+    const runner = new CliAgentRunner({
+      backend: codexBackend,
+      env: fakeParentEnv(),
+      extraEnv: {
+        FAKE_AGENT_EXIT_CODE: '3',
+        FAKE_AGENT_STDERR: 'Error: 401 Unauthorized: invalid api key\nWARNING: config key deprecated\n',
+      },
+      reaper,
+    });
+    const result = await runner.run({ prompt: 'x', cwd: dir, timeoutMs: 10_000 });
+    expect(result.errorMessage).toBe('Error: 401 Unauthorized: invalid api key');
+    const ok = await claude({}).run({ prompt: 'x', cwd: dir, timeoutMs: 10_000 });
+    expect(ok.errorMessage).toBeUndefined();
+  });
+
+  it('inherits passEnv names and prefixes, and nothing else, from the parent environment', async () => {
+    const record = join(dir, 'record.json');
+    const runner = new CliAgentRunner({
+      backend: claudeBackend,
+      env: {
+        ...fakeParentEnv(),
+        IS_SANDBOX: '1',
+        MY_TOKEN: 't',
+        TEAM_A: 'a',
+        TEAM_B: 'b',
+        OTHER_SECRET: 's',
+      },
+      extraEnv: { FAKE_AGENT_RECORD: record },
+      passEnv: ['MY_TOKEN', 'TEAM_*'],
+      reaper,
+    });
+    await runner.run({ prompt: 'x', cwd: dir, timeoutMs: 10_000 });
+    const { env } = await readRecord(record);
+    expect(env).toMatchObject({ MY_TOKEN: 't', TEAM_A: 'a', TEAM_B: 'b' });
+    expect(env).not.toHaveProperty('OTHER_SECRET');
+  });
+
+  it('gives each turn a private scratch folder and removes it afterwards', async () => {
+    const seen: Array<{ dir: string; mode: number }> = [];
+    const runner = new CliAgentRunner({
+      backend: {
+        ...claudeBackend,
+        buildInvocation: (turn) => {
+          seen.push({ dir: turn.scratchDir, mode: statSync(turn.scratchDir).mode & 0o777 });
+          return claudeBackend.buildInvocation(turn);
+        },
+      },
+      env: fakeParentEnv(),
+      reaper,
+    });
+    const result = await runner.run({ prompt: 'x', cwd: dir, timeoutMs: 10_000 });
+    expect(result.isError).toBe(false);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.mode).toBe(0o700);
+    expect(existsSync(seen[0]?.dir ?? '/')).toBe(false);
   });
 
   it('reports a crash as a failed run with the raw output', async () => {
