@@ -32,7 +32,9 @@ describe('yadon CLI', () => {
         `#!${process.execPath}\nconst fs = require('fs');\nconst info = fs.readFileSync(process.env.YADON_SOCKET_DIR + '/yadon-host.json', 'utf8');\nfs.writeFileSync(${JSON.stringify(record)}, JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), role: process.env.AGENT_ROLE, level: process.env.AGENT_ROLE_LEVEL, host: JSON.parse(info) }));\nprocess.exit(3);\n`,
       );
       await chmod(join(bin.dir, 'claude'), 0o755);
+      // IS_SANDBOX=1: as root (CI) claude accepts --dangerously-skip-permissions only inside a sandbox.
       const env = yadonEnv(sock, {
+        IS_SANDBOX: '1',
         LLM_BACKEND: 'claude',
         YADON_COUNT: '4',
         YADON_2_BACKEND: 'claude',
@@ -109,7 +111,9 @@ describe('yadon CLI', () => {
         join(work, 'cfg', 'musubi.yaml'),
         `agents:\n  yadon-1:\n    env: { FAKE_AGENT_RECORD: ${JSON.stringify(records[0])} }\n  yadon-2:\n    env: { FAKE_AGENT_RECORD: ${JSON.stringify(records[1])} }\n`,
       );
+      // IS_SANDBOX=1: as root (CI) claude accepts --dangerously-skip-permissions only inside a sandbox.
       const env = yadonEnv(sock, {
+        IS_SANDBOX: '1',
         LLM_BACKEND: 'claude',
         YADON_COUNT: '2',
         YADON_2_BACKEND: 'gemini',

@@ -113,8 +113,12 @@ export async function writeWiringFiles(
   owner?: { uid: number; gid: number },
 ): Promise<void> {
   for (const f of files) {
-    await mkdir(dirname(f.path), { recursive: true });
+    // mkdir returns the first folder it created: chown that one and everything under it for `owner`.
+    const created = await mkdir(dirname(f.path), { recursive: true });
     await writeFile(f.path, f.content, { mode: 0o600 });
-    if (owner !== undefined) await chown(f.path, owner.uid, owner.gid);
+    if (owner === undefined) continue;
+    await chown(f.path, owner.uid, owner.gid);
+    if (created === undefined) continue;
+    for (let d = dirname(f.path); d.startsWith(created); d = dirname(d)) await chown(d, owner.uid, owner.gid);
   }
 }

@@ -12,6 +12,14 @@ const usageSchema = z.object({
   cache_read_input_tokens: count.default(0),
 });
 
+/** Per-model totals of the invocation (`modelUsage`); camelCase, unlike `usage`. */
+const modelUsageSchema = z.object({
+  inputTokens: count.default(0),
+  outputTokens: count.default(0),
+  cacheReadInputTokens: count.default(0),
+  cacheCreationInputTokens: count.default(0),
+});
+
 const resultSchema = z.object({
   type: z.literal('result'),
   is_error: z.boolean().default(false),
@@ -19,6 +27,7 @@ const resultSchema = z.object({
   session_id: z.string().optional(),
   total_cost_usd: z.number().nonnegative().optional(),
   usage: usageSchema.optional(),
+  modelUsage: z.record(z.string(), modelUsageSchema).optional().catch(undefined),
 });
 
 const lineSchema = z.union([
@@ -33,10 +42,27 @@ const lineSchema = z.union([
   }),
 ]);
 
-function toUsage(
-  usage: z.infer<typeof usageSchema> | undefined,
-  costUsd: number | undefined,
-): AgentUsage | undefined {
+type Result = z.infer<typeof resultSchema>;
+
+/**
+ * This invocation's tokens (claude reports per invocation, also after `--resume`). `modelUsage` is
+ * preferred: after a dropped stream claude retries without streaming and that answer is missing from
+ * `usage` (all zeros) but counted in `modelUsage` and the cost.
+ */
+function toUsage(r: Result): AgentUsage | undefined {
+  const models = Object.values(r.modelUsage ?? {});
+  const costUsd = r.total_cost_usd;
+  if (models.length > 0) {
+    return {
+      inputTokens: models.reduce(
+        (n, m) => n + m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens,
+        0,
+      ),
+      outputTokens: models.reduce((n, m) => n + m.outputTokens, 0),
+      costUsd: costUsd ?? 0,
+    };
+  }
+  const usage = r.usage;
   if (usage === undefined && costUsd === undefined) return undefined;
   const u = usage ?? {
     input_tokens: 0,
@@ -53,13 +79,15 @@ function toUsage(
 }
 
 /**
- * Parses claude's `stream-json` lines (system init, assistant messages, one final result) and also the
- * single object of `--output-format json`. The final result decides text, session, usage and failure.
+ * Parses claude's `stream-json` lines (system init and api_retry, assistant messages with text and
+ * tool_use, user messages with tool results, one final result) and also the single object of
+ * `--output-format json`. The final result decides text, session, usage and failure; on `is_error` its
+ * text is the error message.
  */
 export class ClaudeOutputParser implements OutputParser {
   #sessionId: string | undefined;
   #lastAssistantText = '';
-  #result: z.infer<typeof resultSchema> | undefined;
+  #result: Result | undefined;
 
   onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
     if (stream !== 'stdout') return [];
@@ -92,12 +120,15 @@ export class ClaudeOutputParser implements OutputParser {
       return { text: this.#lastAssistantText, sessionId: this.#sessionId, isError: true };
     }
     const sessionId = r.session_id ?? this.#sessionId;
-    const usage = toUsage(r.usage, r.total_cost_usd);
+    const usage = toUsage(r);
+    // On is_error the result text is claude's own error line ("API Error: 400 …", "Invalid API key · …").
+    const errorMessage = r.is_error ? r.result || this.#lastAssistantText : '';
     return {
       text: r.result,
       isError: r.is_error,
       ...(sessionId !== undefined && { sessionId }),
       ...(usage !== undefined && { usage }),
+      ...(errorMessage !== '' && { errorMessage }),
     };
   }
 }

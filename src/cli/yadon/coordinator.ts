@@ -1,6 +1,7 @@
 import { lookupAlias } from '../../agents/selection/backend-aliases.js';
 import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
 import { coordinatorSystemPrompt } from '../../teams/three-phase/agent-instructions.js';
+import { claudePermissionArgs } from '../../agents/claude/claude-backend.js';
 
 /** The multi-LLM rotation of spec yadon.md 4.5. */
 const MULTI_LLM_BACKENDS = ['copilot', 'gemini', 'claude-opus', 'opencode'] as const;
@@ -43,7 +44,8 @@ export function hostEnvironment(
 /**
  * The coordinator (ヤドキング) command for the global backend `LLM_BACKEND` (unknown → claude): claude
  * gets `--model <coordinator model> --append-system-prompt <prompt>`, plus
- * `--dangerously-skip-permissions` only when the backend is exactly `claude`. The other CLIs have no
+ * `--dangerously-skip-permissions` only when the backend is exactly `claude` (`--permission-mode
+ * acceptEdits` as root without IS_SANDBOX=1, which claude would refuse). The other CLIs have no
  * system-prompt flag: they get `--model` and (gemini, codex) the prompt as their opening message.
  * The environment adds AGENT_ROLE=yadoking and AGENT_ROLE_LEVEL=coordinator. Null for `scripted`.
  */
@@ -56,7 +58,8 @@ export function coordinatorLaunch(env: NodeJS.ProcessEnv, workDir: string): Coor
   let args: string[];
   if (alias.backend === 'claude') {
     args = [...modelArgs, '--append-system-prompt', prompt];
-    if (alias.name === 'claude') args.push('--dangerously-skip-permissions');
+    // As root without IS_SANDBOX=1 claude refuses the bypass flag; it then gets acceptEdits instead.
+    if (alias.name === 'claude') args.push(...claudePermissionArgs(process.getuid?.() === 0, env, undefined));
   } else if (alias.backend === 'gemini' || alias.backend === 'codex') {
     args = [...modelArgs, prompt];
   } else {
