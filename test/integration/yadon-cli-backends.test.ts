@@ -145,7 +145,7 @@ describe('yadon CLI', () => {
       expect(claude.cwd).toBe(work);
       const gemini = await readRecord(records[1] ?? '');
       expect(gemini.name).toBe('gemini');
-      expect(gemini.argv).toEqual(expect.arrayContaining(['gemini-3.0-flash', '--yolo']));
+      expect(gemini.argv).toEqual(expect.arrayContaining(['flash', '--yolo']));
       expect(gemini.stdin).toContain('タスク:\ntask for 2');
       expect(await yadon(['stop'], work, env)).toMatchObject({ code: 0 });
     },

@@ -68,7 +68,8 @@ export function isolatedEnv(home: string): Record<string, string> {
     HOME: home,
     USER: process.env['USER'] ?? 'root',
     LANG: 'C.UTF-8',
-    TMPDIR: tmpdir(),
+    // Inside the sandbox: some CLIs leave files in their temp folder (gemini's error reports).
+    TMPDIR: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local', 'share'),
     XDG_CACHE_HOME: join(home, '.cache'),

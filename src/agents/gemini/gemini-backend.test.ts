@@ -23,11 +23,20 @@ describe('gemini backend', () => {
     const result = await runner({ FAKE_AGENT_RECORD: record }).run({
       prompt: 'write docs',
       cwd: dir,
-      model: 'gemini-3.0-flash',
+      model: 'gemini-3-flash-preview',
       timeoutMs: 10_000,
     });
     const rec = await readRecord(record);
-    expect(rec.argv).toEqual(['-p', '', '-o', 'json', '-m', 'gemini-3.0-flash', '--yolo', '--skip-trust']);
+    expect(rec.argv).toEqual([
+      '-p',
+      '',
+      '-o',
+      'json',
+      '-m',
+      'gemini-3-flash-preview',
+      '--yolo',
+      '--skip-trust',
+    ]);
     expect(rec.stdin).toBe('write docs');
     expect(rec.env['GEMINI_API_KEY']).toBe('g-key');
     expect(rec.env['GOOGLE_CLOUD_PROJECT']).toBe('p');
@@ -68,5 +77,35 @@ describe('gemini backend', () => {
     });
     expect(result).toMatchObject({ isError: true, exitCode: 41 });
     expect(result.text).toContain('Please set an Auth method');
+  });
+
+  it('inherits the auth, endpoint and home variables gemini reads but not the rest of GEMINI_* / GOOGLE_*', async () => {
+    const record = join(dir, 'record.json');
+    const source = {
+      GEMINI_API_KEY: 'g',
+      GOOGLE_API_KEY: 'a',
+      GOOGLE_GENAI_USE_VERTEXAI: 'true',
+      GOOGLE_GENAI_USE_GCA: 'true',
+      GOOGLE_CLOUD_PROJECT: 'p',
+      GOOGLE_CLOUD_LOCATION: 'us-central1',
+      GOOGLE_APPLICATION_CREDENTIALS: '/adc.json',
+      GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:1',
+      GOOGLE_VERTEX_BASE_URL: 'http://127.0.0.1:2',
+      GEMINI_CLI_HOME: '/gh',
+      GEMINI_CLI: '1',
+      SANDBOX: 'gemini-sandbox',
+      GEMINI_SYSTEM_MD: '/elsewhere.md',
+      GOOGLE_CHROME_BIN: '/chrome',
+    };
+    await new CliAgentRunner({
+      backend: geminiBackend,
+      env: fakeParentEnv(source),
+      extraEnv: { FAKE_AGENT_RECORD: record },
+    }).run({ prompt: 'x', cwd: dir, timeoutMs: 10_000 });
+    const { env } = await readRecord(record);
+    for (const name of Object.keys(source).slice(0, 10))
+      expect(env[name], name).toBe(source[name as keyof typeof source]);
+    for (const name of ['GEMINI_CLI', 'SANDBOX', 'GEMINI_SYSTEM_MD', 'GOOGLE_CHROME_BIN'])
+      expect(env[name], name).toBeUndefined();
   });
 });

@@ -17,13 +17,56 @@ function geminiArgs(turn: CliTurn): string[] {
 }
 
 /**
- * Gemini CLI: `gemini -p '' -o json -m <model> --yolo --skip-trust [--resume <id>]` with the prompt on
- * stdin. `-o json` prints one (pretty-printed) object with `response`, `session_id`, `stats` or `error`.
+ * What gemini 0.61 reads for auth, endpoints and its config folder (grepped from its bundle): the Gemini
+ * API key or Vertex AI (`GOOGLE_GENAI_USE_VERTEXAI` + project/location, or `GOOGLE_API_KEY` for Vertex
+ * express), Code Assist (`GOOGLE_GENAI_USE_GCA`, optionally with `GOOGLE_CLOUD_ACCESS_TOKEN`),
+ * Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's `CLOUDSDK_CONFIG`, the
+ * compute metadata server with `GEMINI_CLI_USE_COMPUTE_ADC`), the default auth type, custom API base URLs
+ * and headers (a proxy or musubi's model endpoint), and `GEMINI_CLI_HOME` (the folder holding `.gemini/`
+ * instead of HOME), with the system settings paths. Not `SANDBOX` (gemini's own marker that it already
+ * runs inside its sandbox) nor other `GEMINI_*` switches (system prompt file, telemetry), which
+ * `passEnv` can add.
+ */
+const GEMINI_AUTH_ENV = [
+  'GEMINI_API_KEY',
+  'GEMINI_API_KEY_AUTH_MECHANISM',
+  'GEMINI_DEFAULT_AUTH_TYPE',
+  'GOOGLE_API_KEY',
+  'GOOGLE_GENAI_USE_VERTEXAI',
+  'GOOGLE_GENAI_USE_GCA',
+  'GOOGLE_GENAI_API_VERSION',
+  'GOOGLE_CLOUD_PROJECT',
+  'GOOGLE_CLOUD_PROJECT_ID',
+  'GOOGLE_CLOUD_LOCATION',
+  'GOOGLE_CLOUD_QUOTA_PROJECT',
+  'GOOGLE_CLOUD_UNIVERSE_DOMAIN',
+  'GOOGLE_CLOUD_ACCESS_TOKEN',
+  'GCLOUD_PROJECT',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'CLOUDSDK_CONFIG',
+  'GEMINI_CLI_USE_COMPUTE_ADC',
+  'GOOGLE_GEMINI_BASE_URL',
+  'GOOGLE_VERTEX_BASE_URL',
+  'CODE_ASSIST_ENDPOINT',
+  'CODE_ASSIST_API_VERSION',
+  'GEMINI_CLI_CUSTOM_HEADERS',
+  'GEMINI_CLI_HOME',
+  'GEMINI_CLI_SYSTEM_SETTINGS_PATH',
+  'GEMINI_CLI_SYSTEM_DEFAULTS_PATH',
+  'GEMINI_FORCE_FILE_STORAGE',
+];
+
+/**
+ * Gemini CLI: `gemini -p '' -o json -m <model> --yolo --skip-trust [--resume <session id>]` with the prompt
+ * on stdin. `-o json` prints one (pretty-printed) object with `response`, `session_id` and `stats` on
+ * stdout, or with `error` on stderr (exit code = the error's code mod 256: 41 auth, 144 for an API 400).
+ * `--resume` takes the session id of an earlier turn's object (also an index or `latest`), for sessions of
+ * the same working folder; `stats` count this process's requests only, so they are this turn's usage.
  */
 export const geminiBackend: CliBackend = {
   name: 'gemini',
   command: 'gemini',
-  authEnv: ['GEMINI_API_KEY', 'GOOGLE_*', 'GEMINI_*'],
+  authEnv: GEMINI_AUTH_ENV,
   buildInvocation: (turn) => ({ args: geminiArgs(turn), stdin: withSystemPrompt(turn) }),
   createParser: () => new GeminiOutputParser(),
 };

@@ -19,40 +19,99 @@ const outputSchema = z.object({
     .optional(),
   error: z.object({ message: z.string().default(''), code: z.unknown().optional() }).optional(),
 });
+type GeminiOutput = z.infer<typeof outputSchema>;
+
+const STDERR_TAIL_CHARS = 64 * 1024;
+
+/** The API's own error body, which gemini puts JSON-encoded in `error.message` for an HTTP error. */
+const apiErrorSchema = z.object({
+  error: z.object({ message: z.string(), code: z.number().optional(), status: z.string().optional() }),
+});
+
+function parseObject(text: string): GeminiOutput | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = outputSchema.safeParse(raw);
+  if (!parsed.success) return undefined;
+  const out = parsed.data;
+  return out.response === undefined && out.error === undefined && out.session_id === undefined
+    ? undefined
+    : out;
+}
 
 /** The JSON object in gemini's stdout: the whole output, else the span from the first `{` to the last `}`. */
-function extractObject(stdout: string): unknown {
-  for (const candidate of [stdout.trim(), stdout.slice(stdout.indexOf('{'), stdout.lastIndexOf('}') + 1)]) {
-    if (!candidate.startsWith('{')) continue;
-    try {
-      return JSON.parse(candidate);
-    } catch {
-      // Try the next candidate; none parsing means the output had no JSON object.
+function fromStdout(stdout: string): GeminiOutput | undefined {
+  const whole = stdout.trim();
+  if (whole.startsWith('{')) {
+    const out = parseObject(whole);
+    if (out !== undefined) return out;
+  }
+  const span = stdout.slice(stdout.indexOf('{'), stdout.lastIndexOf('}') + 1);
+  return span.startsWith('{') ? parseObject(span) : undefined;
+}
+
+/**
+ * The last gemini object in stderr, where `-o json` writes its error object (pretty-printed, after
+ * warnings and stack traces that have braces of their own): tried from each line that opens an object,
+ * last first, up to each line that closes one.
+ */
+function fromStderr(stderr: string): GeminiOutput | undefined {
+  // The object is the last thing gemini writes; the tail bounds the work on a long, noisy stderr.
+  const lines = stderr.slice(-STDERR_TAIL_CHARS).split(/\r?\n/);
+  for (let start = lines.length - 1; start >= 0; start--) {
+    if (!(lines[start] ?? '').startsWith('{')) continue;
+    for (let end = start; end < lines.length; end++) {
+      if (!(lines[end] ?? '').trimEnd().endsWith('}')) continue;
+      const out = parseObject(lines.slice(start, end + 1).join('\n'));
+      if (out !== undefined) return out;
     }
   }
   return undefined;
 }
 
-/** Parses `gemini -o json`: one object printed at the end, so everything happens in `finish`. */
+/** gemini's error message, with the API's own message unwrapped from the JSON body it embeds. */
+function errorText(message: string): string {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(message);
+  } catch {
+    return message;
+  }
+  const api = apiErrorSchema.safeParse(raw);
+  if (!api.success) return message;
+  const { code, status } = api.data.error;
+  const tag = [code, status].filter((t) => t !== undefined).join(' ');
+  return tag === '' ? api.data.error.message : `${api.data.error.message} (${tag})`;
+}
+
+/**
+ * Parses `gemini -o json`: one object printed at the end, so everything happens in `finish`. A turn that
+ * succeeded prints it on stdout; a failed one (API error, auth, dropped stream) prints its error object on
+ * stderr instead, so stderr is read when stdout has none.
+ */
 export class GeminiOutputParser implements OutputParser {
   onLine(): readonly AgentRunEvent[] {
     return [];
   }
 
-  finish({ stdout }: CliOutput): ParsedOutput | null {
-    const parsed = outputSchema.safeParse(extractObject(stdout));
-    if (!parsed.success) return null;
-    const out = parsed.data;
-    if (out.response === undefined && out.error === undefined && out.session_id === undefined) return null;
+  finish({ stdout, stderr }: CliOutput): ParsedOutput | null {
+    const out = fromStdout(stdout) ?? fromStderr(stderr);
+    if (out === undefined) return null;
     let inputTokens = 0;
     let outputTokens = 0;
     for (const model of Object.values(out.stats?.models ?? {})) {
       inputTokens += model.tokens?.prompt ?? model.tokens?.input ?? 0;
       outputTokens += (model.tokens?.candidates ?? 0) + (model.tokens?.thoughts ?? 0);
     }
+    const errorMessage = out.error === undefined ? undefined : errorText(out.error.message);
     return {
-      text: out.response ?? out.error?.message ?? '',
+      text: out.response ?? errorMessage ?? '',
       isError: out.error !== undefined,
+      ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
       ...(out.session_id !== undefined && { sessionId: out.session_id }),
       ...(out.stats !== undefined && { usage: { inputTokens, outputTokens, costUsd: 0 } }),
     };

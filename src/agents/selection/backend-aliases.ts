@@ -18,7 +18,8 @@ export const BACKEND_ALIASES: Readonly<Record<string, BackendAlias>> = {
   'claude-opus': { backend: 'claude', models: { coordinator: 'opus', manager: 'opus', worker: 'opus' } },
   gemini: {
     backend: 'gemini',
-    models: { coordinator: 'gemini-3.0-pro', manager: 'gemini-3.0-flash', worker: 'gemini-3.0-flash' },
+    // gemini's own aliases (0.61: pro, flash), which follow the models the account may use.
+    models: { coordinator: 'pro', manager: 'flash', worker: 'flash' },
   },
   copilot: {
     backend: 'copilot',

@@ -20,7 +20,7 @@ describe('selectBackend', () => {
       selectBackend({ agent: 'yadon-2', workerNumber: 2, config, env, isInstalled: installed([]) }),
     ).toEqual({
       backend: 'gemini',
-      model: 'gemini-3.0-flash',
+      model: 'flash',
       source: 'env YADON_2_BACKEND',
     });
     expect(
@@ -67,7 +67,7 @@ describe('selectBackend', () => {
     });
     expect(
       selectBackend({ agent: 'ignitian_1', role: 'worker', config, env: {}, isInstalled: installed([]) }),
-    ).toMatchObject({ backend: 'gemini', model: 'gemini-3.0-flash' });
+    ).toMatchObject({ backend: 'gemini', model: 'flash' });
   });
 
   it('falls back to the first installed CLI, else scripted', () => {

@@ -1,0 +1,96 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { GeminiOutputParser } from './gemini-output.js';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const RECORDED = join(ROOT, 'test', 'fakes', 'recorded', 'gemini');
+const FAKE = join(ROOT, 'test', 'fakes', 'bin', 'gemini');
+
+const recorded = (name: string) => readFileSync(join(RECORDED, name), 'utf8');
+const parse = (stdout: string, stderr: string, exitCode: number | null) =>
+  new GeminiOutputParser().finish({ stdout, stderr, exitCode });
+
+function runFake(env: Record<string, string>): { stdout: string; stderr: string; exitCode: number | null } {
+  const r = spawnSync(process.execPath, [FAKE, '-p', '', '-o', 'json', '--yolo', '--skip-trust'], {
+    input: 'hello fake',
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '', HOME: '/nonexistent', ...env },
+  });
+  return { stdout: r.stdout, stderr: r.stderr, exitCode: r.status };
+}
+
+/** The key paths of an object (names of models, roles and tools as `*`), to compare shapes. */
+function paths(value: unknown, path = ''): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [path];
+  return Object.entries(value).flatMap(([k, v]) => {
+    const key = /(models|roles|byName)$/.test(path) ? '*' : k;
+    return paths(v, path === '' ? key : `${path}.${key}`);
+  });
+}
+
+const shape = (value: unknown): string[] => [...new Set(paths(value))].sort();
+
+describe('gemini 0.61 recorded output', () => {
+  // Recorded against musubi's model endpoint, which reported 848 + 11549 input and 1 + 2 output tokens for the
+  // reply turn's two requests (routing classifier, main stream) and 879 + 11586 + 11702 / 1 + 16 + 2 for
+  // the resumed tool turn's three (classifier, write_file call, final text).
+  it('parses the real reply turn: text, session id and the usage of its two requests', () => {
+    expect(parse(recorded('reply.stdout.json'), recorded('reply.stderr.txt'), 0)).toEqual({
+      text: 'Done.',
+      isError: false,
+      sessionId: '806b93d3-b1bb-473f-941d-ff6395dae352',
+      usage: { inputTokens: 848 + 11549, outputTokens: 1 + 2, costUsd: 0 },
+    });
+  });
+
+  it('parses the real resumed tool turn: the same session id and this turn usage only', () => {
+    expect(parse(recorded('tool-resumed.stdout.json'), '', 0)).toEqual({
+      text: 'Done.',
+      isError: false,
+      sessionId: '806b93d3-b1bb-473f-941d-ff6395dae352',
+      usage: { inputTokens: 879 + 11586 + 11702, outputTokens: 1 + 16 + 2, costUsd: 0 },
+    });
+  });
+
+  it('parses the real API error that gemini writes to stderr (stdout empty, exit 144)', () => {
+    expect(parse('', recorded('api-error.stderr.txt'), 144)).toEqual({
+      text: 'Request contains an invalid argument. (400 INVALID_ARGUMENT)',
+      errorMessage: 'Request contains an invalid argument. (400 INVALID_ARGUMENT)',
+      isError: true,
+      sessionId: 'ecce30c5-d4c5-4545-8ea7-09200c62e754',
+    });
+  });
+
+  it('parses the real unauthenticated run (stderr, exit 41)', () => {
+    const parsed = parse('', recorded('auth-error.stderr.txt'), 41);
+    expect(parsed).toMatchObject({ isError: true, sessionId: '5a9fa9bf-bdc5-4a2f-8f36-86558ec35166' });
+    expect(parsed?.errorMessage).toMatch(/^Please set an Auth method in your .*settings\.json/);
+  });
+});
+
+describe('fake gemini against the recorded shapes', () => {
+  it('prints a reply object of the real shape on stdout', () => {
+    const fake = runFake({});
+    expect(fake.exitCode).toBe(0);
+    expect(shape(JSON.parse(fake.stdout))).toEqual(shape(JSON.parse(recorded('reply.stdout.json'))));
+    expect(parse(fake.stdout, fake.stderr, fake.exitCode)).toMatchObject({
+      text: 'echo: hello fake',
+      isError: false,
+      sessionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number), costUsd: 0 },
+    });
+  });
+
+  it('prints the unauthenticated error object on stderr with exit 41, as the real one', () => {
+    const fake = runFake({ FAKE_AGENT_IS_ERROR: '1' });
+    expect(fake).toMatchObject({ exitCode: 41, stdout: '' });
+    const real = parse('', recorded('auth-error.stderr.txt'), 41);
+    const parsed = parse(fake.stdout, fake.stderr, fake.exitCode);
+    expect(parsed).toMatchObject({ isError: true, sessionId: expect.any(String) });
+    expect(parsed?.errorMessage?.replace(/your .*settings/, 'your settings')).toBe(
+      real?.errorMessage?.replace(/your .*settings/, 'your settings'),
+    );
+  });
+});
