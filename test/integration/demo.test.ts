@@ -113,7 +113,12 @@ describe('musubi demo', () => {
       env,
       timeoutMs: DEMO_TIMEOUT_MS,
     });
-    expect(run.stderr).toBe('');
+    // As root (CI) claude may not bypass permissions outside a sandbox: said once, before the run.
+    expect(run.stderr).toBe(
+      process.getuid?.() === 0
+        ? 'musubi: warning: running as root: claude uses --permission-mode acceptEdits (file edits only, shell commands are refused); set IS_SANDBOX=1 in a container to allow --dangerously-skip-permissions, or run claude as another user (runAs)\n'
+        : '',
+    );
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/agents +claude \(real CLI/);
     // The manager's answer was no plan, so yadon fell back to one subtask; the tester showed no test totals.

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBackend, AgentRunResult } from '../../agents/agent-runner.js';
 import { MusubiError } from '../../core/errors.js';
+import { claudeRootNotice } from '../../agents/claude/claude-backend.js';
 import { turnFailureReason } from '../../agents/failure-reason.js';
 import type { CliContext } from '../cli-context.js';
 import type { ProbeDiagnosis } from '../agent/probe-diagnosis.js';
@@ -108,6 +109,11 @@ async function doctor(ctx: CliContext, flags: DoctorFlags): Promise<void> {
       ? [row.version, row.path].filter((s) => s !== undefined).join('  ')
       : row.reasons.join('; ');
     ctx.stdout.write(`${row.backend.padEnd(9)} ${state.padEnd(10)} ${detail}\n`);
+    const notice =
+      row.backend === 'claude' && row.ready
+        ? claudeRootNotice(process.getuid?.() === 0, ctx.env, undefined)
+        : undefined;
+    if (notice !== undefined) ctx.stdout.write(`          note: ${notice}\n`);
     if (probe !== undefined && probe.problem !== 'none') {
       ctx.stdout.write(`          ${probe.detail.split('\n').join('\n          ')}\n`);
       if (probe.fix !== undefined) ctx.stdout.write(`          fix: ${probe.fix}\n`);

@@ -10,6 +10,7 @@ import type { CliContext } from '../cli-context.js';
 import type { DemoFlags } from '../commands/demo.js';
 import { formatReady, formatSummary } from './demo-text.js';
 import { createProgressView } from './progress-view.js';
+import { claudeRootNotice } from '../../agents/claude/claude-backend.js';
 
 /** Resolves on the first SIGINT or SIGTERM; `dispose` removes the handlers. */
 function stopSignals(): { readonly stopped: Promise<string>; dispose(): void } {
@@ -49,6 +50,10 @@ export async function runDemoCommand(ctx: CliContext, flags: DemoFlags, logLevel
       `agent CLI '${CLI_BACKENDS[backend].command}' not found on PATH (musubi demo --agent ${backend})`,
     );
   }
+  // Said before the run starts, not found out halfway: as root claude may edit files but not run commands.
+  const rootNotice =
+    backend === 'claude' ? claudeRootNotice(process.getuid?.() === 0, ctx.env, undefined) : undefined;
+  if (rootNotice !== undefined) ctx.stderr.write(`musubi: warning: ${rootNotice}\n`);
   const cwd = process.cwd();
   const paths = demoPaths(cwd, flags.state);
   mkdirSync(paths.stateDir, { recursive: true });

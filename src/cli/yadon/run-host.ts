@@ -1,5 +1,6 @@
 import type { AgentBackend } from '../../agents/agent-runner.js';
 import { createAgentRunner } from '../../agents/create-agent-runner.js';
+import { claudeRootNotice } from '../../agents/claude/claude-backend.js';
 import { agentEnvOf } from '../../agents/selection/agent-env.js';
 import { ChildReaper } from '../../agents/process/child-reaper.js';
 import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
@@ -110,6 +111,15 @@ export async function runYadonHost(options: {
   const plans = planAgents(config, env, count, installed);
   const warnings = missingCliWarnings([plans.manager, ...plans.workers], installed);
   for (const warning of warnings) logger.warn({ warning }, 'selected agent CLI is missing');
+  const isRoot = process.getuid?.() === 0;
+  for (const plan of [plans.manager, ...plans.workers]) {
+    const notice =
+      plan.backend === 'claude'
+        ? claudeRootNotice(isRoot, env, config.agents[plan.name]?.permissionMode)
+        : undefined;
+    if (notice !== undefined)
+      logger.warn({ agentId: plan.name, warning: notice }, 'claude runs with fewer permissions');
+  }
   // The agent's config entry (musubi.yaml `agents.<name>`) adds CLI settings and environment.
   const runnerOf = (p: AgentPlan) => {
     const entry = config.agents[p.name];
