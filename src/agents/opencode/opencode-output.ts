@@ -24,13 +24,19 @@ const eventSchema = z.object({
     })
     .optional(),
   error: z
-    .object({ name: z.string().optional(), data: z.object({ message: z.string().optional() }).optional() })
+    .object({
+      name: z.string().optional(),
+      data: z.object({ message: z.string().optional(), statusCode: z.number().optional() }).optional(),
+    })
     .optional(),
 });
 
 /**
- * Parses `opencode run --format json` events: `text` parts (joined per step; the last step's text is the
- * answer), `step_finish` tokens and cost (summed), `error` (failure), `sessionID` on every event.
+ * Parses `opencode run --format json` events (1.18.33): `text` parts (joined per step; the last step's
+ * text is the answer), `step_finish` tokens and cost (summed over the steps of this run: opencode
+ * prints only this turn's steps, also after `--session`), `tool_use` (ignored), `error` (a failure;
+ * its `error.data.message`, the API's own message for an `APIError`, is the errorMessage), and the
+ * `sessionID` every event carries.
  */
 export class OpencodeOutputParser implements OutputParser {
   #sessionId: string | undefined;
@@ -77,6 +83,7 @@ export class OpencodeOutputParser implements OutputParser {
     return {
       text: this.#lastStepText !== '' ? this.#lastStepText : (this.#error ?? ''),
       isError: this.#error !== undefined,
+      ...(this.#error !== undefined && { errorMessage: this.#error }),
       ...(this.#sessionId !== undefined && { sessionId: this.#sessionId }),
       ...(this.#hasUsage && { usage: this.#usage }),
     };
