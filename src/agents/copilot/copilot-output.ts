@@ -1,38 +1,71 @@
 import { z } from 'zod';
-import type { AgentRunEvent } from '../agent-runner.js';
-import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
+import type { CliOutput, OutputParser, ParsedOutput, SessionMemory } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
+import {
+  readSessionTotals,
+  readUsageFile,
+  sessionEventsFile,
+  tokensSince,
+  type CopilotTokens,
+} from './copilot-usage.js';
 
-const count = z.number().nonnegative().catch(0);
-
-// Copilot's JSONL events are `{type, data}`; the schema is not documented, so only the fields used are
-// read and every one is optional.
+// Copilot's JSONL events are `{type, data, id, timestamp, …}`; the final `result` line carries
+// `sessionId` and `exitCode` at the top level. The schema is not a public contract, so only the fields
+// used are read and every one is optional.
 const eventSchema = z.object({
   type: z.string(),
   sessionId: z.string().optional(),
+  exitCode: z.number().optional(),
   data: z
     .object({
       sessionId: z.string().optional(),
       content: z.string().optional(),
-      inputTokens: count.optional(),
-      outputTokens: count.optional(),
-      cost: count.optional(),
       message: z.string().optional(),
     })
     .default({}),
 });
 
+/** A session id that is safe to use as a folder name (copilot's are UUIDs). */
+const SAFE_SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** Where a {@link CopilotOutputParser} finds the usage of its turn. */
+export interface CopilotParserOptions {
+  /** The `--usage-output-file` the turn's CLI writes (session totals after the turn). */
+  readonly usageFile?: string;
+  /** The CLI's home (`$COPILOT_HOME` or `~/.copilot`), where the events file of a resumed session is. */
+  readonly copilotHome?: string;
+  /** The session this turn resumes (its totals before the turn are subtracted). */
+  readonly resumedSessionId?: string;
+  /** The runner's memory: the session totals seen after this runner's previous turn of a session. */
+  readonly memory?: SessionMemory;
+}
+
+const tokensSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+
 /**
- * Parses `copilot --output-format json`: `session.start` (session id), `assistant.message` (the last
- * one is the answer), `assistant.usage` (summed), `session.error` (failure), and a final `result`.
+ * Parses `copilot --output-format json` (1.0.102): `assistant.message` (the last non-empty one is the
+ * answer), `session.error` (failure; its `message` is the API's error text), and the final `result`
+ * (session id, exit code). Usage is not on stdout: it comes from the `--usage-output-file`, which holds
+ * the SESSION's totals, so this turn's share is those minus the totals before the turn (the last
+ * `session.shutdown` snapshot in the resumed session's events file, read before the CLI starts, else
+ * the runner's memory of the previous turn). A resumed session whose earlier totals are unknown reports
+ * no usage rather than the whole session's. Copilot reports no money (BYOK costs nothing to it; GitHub
+ * bills premium requests), so `costUsd` is 0.
  */
 export class CopilotOutputParser implements OutputParser {
+  readonly #options: CopilotParserOptions;
+  readonly #before: CopilotTokens | undefined;
   #sessionId: string | undefined;
   #text = '';
-  #usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-  #hasUsage = false;
   #error: string | undefined;
+  #exitCode: number | undefined;
   #isRecognised = false;
+
+  constructor(options: CopilotParserOptions = {}) {
+    this.#options = options;
+    this.#before = this.#totalsBeforeTurn();
+  }
 
   onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
     if (stream !== 'stdout') return [];
@@ -49,26 +82,46 @@ export class CopilotOutputParser implements OutputParser {
     if (type === 'assistant.message' && data.content !== undefined && data.content !== '') {
       this.#text = data.content;
       events.push({ type: 'message', text: data.content });
-    } else if (type === 'assistant.usage') {
-      this.#hasUsage = true;
-      this.#usage = {
-        inputTokens: this.#usage.inputTokens + (data.inputTokens ?? 0),
-        outputTokens: this.#usage.outputTokens + (data.outputTokens ?? 0),
-        costUsd: this.#usage.costUsd + (data.cost ?? 0),
-      };
     } else if (type === 'session.error') {
       this.#error = data.message ?? 'session error';
+    } else if (type === 'result' && parsed.data.exitCode !== undefined) {
+      this.#exitCode = parsed.data.exitCode;
     }
     return events;
   }
 
   finish(_output: CliOutput): ParsedOutput | null {
     if (!this.#isRecognised) return null;
+    const isError = this.#error !== undefined || (this.#exitCode !== undefined && this.#exitCode !== 0);
+    const usage = this.#turnUsage();
     return {
       text: this.#text !== '' ? this.#text : (this.#error ?? ''),
-      isError: this.#error !== undefined,
+      isError,
+      ...(this.#error !== undefined && { errorMessage: this.#error }),
       ...(this.#sessionId !== undefined && { sessionId: this.#sessionId }),
-      ...(this.#hasUsage && { usage: this.#usage }),
+      ...(usage !== undefined && { usage }),
     };
+  }
+
+  #totalsBeforeTurn(): CopilotTokens | undefined {
+    const { resumedSessionId: id, copilotHome } = this.#options;
+    if (id === undefined || copilotHome === undefined || !SAFE_SESSION_ID.test(id)) return undefined;
+    return readSessionTotals(sessionEventsFile(copilotHome, id));
+  }
+
+  #turnUsage(): AgentUsage | undefined {
+    const { usageFile, memory, resumedSessionId } = this.#options;
+    if (usageFile === undefined) return undefined;
+    const total = readUsageFile(usageFile);
+    if (total === undefined) return undefined;
+    const sessionId = this.#sessionId ?? resumedSessionId;
+    const remembered = tokensSchema.safeParse(sessionId === undefined ? undefined : memory?.get(sessionId));
+    if (sessionId !== undefined) memory?.set(sessionId, total);
+    const before =
+      resumedSessionId === undefined
+        ? { inputTokens: 0, outputTokens: 0 }
+        : (this.#before ?? (remembered.success ? remembered.data : undefined));
+    if (before === undefined) return undefined;
+    return { ...tokensSince(total, before), costUsd: 0 };
   }
 }
