@@ -23,12 +23,11 @@ export const BACKEND_ALIASES: Readonly<Record<string, BackendAlias>> = {
   },
   copilot: {
     backend: 'copilot',
-    models: { coordinator: 'gpt-5.2', manager: 'gpt-5.2-mini', worker: 'gpt-5.2-mini' },
+    // Names in copilot 1.0.102's built-in catalogue (gpt-5.2-mini is not one).
+    models: { coordinator: 'gpt-5.2', manager: 'gpt-5.4-mini', worker: 'gpt-5.4-mini' },
   },
-  opencode: {
-    backend: 'opencode',
-    models: { coordinator: 'kimi/kimi-k2.5', manager: 'kimi/kimi-k2.5', worker: 'kimi/kimi-k2.5' },
-  },
+  // No tier models: opencode's own config chooses its provider and model (1.18 has no `kimi` provider).
+  opencode: { backend: 'opencode' },
   codex: { backend: 'codex' },
   scripted: { backend: 'scripted' },
 };
