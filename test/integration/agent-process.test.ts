@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CliAgentRunner } from '../../src/agents/cli/cli-agent-runner.js';
@@ -6,6 +7,7 @@ import { claudeBackend } from '../../src/agents/claude/claude-backend.js';
 import { codexBackend } from '../../src/agents/codex/codex-backend.js';
 import { ChildReaper } from '../../src/agents/process/child-reaper.js';
 import { isProcessAlive } from '../../src/agents/process/process-group.js';
+import { runProcess } from '../../src/agents/process/run-process.js';
 import { isMusubiError } from '../../src/core/errors.js';
 import { fakeParentEnv, makeTempDir, readPids, readRecord, waitFor } from '../fakes/fake-cli-harness.js';
 
@@ -91,6 +93,24 @@ describe('agent process handling (fake CLIs, real processes)', () => {
     const pids = await readPids(pidFile);
     expect(isProcessAlive(pids['main'] ?? 0)).toBe(false);
     expect(isProcessAlive(pids['grandchild'] ?? 0)).toBe(false);
+  });
+
+  it('stops processes the CLI moved into sessions of their own (setsid) on timeout', async () => {
+    const pids = join(dir, 'setsid-pids');
+    const result = await runProcess({
+      file: '/bin/sh',
+      displayName: 'sh',
+      args: ['-c', `setsid sleep 300 & echo $! > ${pids}; sleep 300`],
+      cwd: dir,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      timeoutMs: 500,
+      graceMs: 300,
+      reaper,
+    });
+    expect(result.timedOut).toBe(true);
+    const escaped = Number((await readFile(pids, 'utf8')).trim());
+    expect(escaped).toBeGreaterThan(0);
+    await waitFor(() => !isProcessAlive(escaped), 3000, 'the setsid child to be gone');
   });
 
   it('does not start a process when the signal is already aborted', async () => {

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Writable } from 'node:stream';
-import { isGroupAlive, signalGroup } from './process-group.js';
+import { descendantGroups, isGroupAlive, signalGroup } from './process-group.js';
 
 /** Default grace period between SIGTERM and SIGKILL. */
 export const DEFAULT_GRACE_MS = 5000;
@@ -30,17 +30,26 @@ export async function waitUntil(isDone: () => boolean, timeoutMs: number): Promi
   return true;
 }
 
+function signalAll(groups: Iterable<number>, signal: NodeJS.Signals): void {
+  for (const group of groups) signalGroup(group, signal);
+}
+
 /**
- * The stop ladder for one agent process group: close stdin, SIGTERM to the group, wait up to
- * `graceMs` for every member to go, then SIGKILL the group. Resolves once the group is gone (or 2 s
- * after SIGKILL at the latest). Safe to call on a group that already exited.
+ * The stop ladder for one agent process group and the groups its processes started with setsid
+ * ({@link descendantGroups}): close stdin, SIGTERM to every group, wait up to `graceMs` for every member
+ * to go, then SIGKILL what is left. Resolves once all are gone (or 2 s after SIGKILL at the latest). Safe
+ * to call on a group that already exited.
  */
 export async function stopProcessGroup(pgid: number, options: StopLadderOptions): Promise<StopOutcome> {
   options.stdin?.destroy();
-  if (!isGroupAlive(pgid)) return 'gone';
-  if (!signalGroup(pgid, 'SIGTERM')) return 'gone';
-  if (await waitUntil(() => !isGroupAlive(pgid), options.graceMs)) return 'terminated';
-  signalGroup(pgid, 'SIGKILL');
-  await waitUntil(() => !isGroupAlive(pgid), AFTER_KILL_WAIT_MS);
+  const groups = new Set([pgid, ...descendantGroups(pgid)]);
+  const isAllGone = (): boolean => [...groups].every((g) => !isGroupAlive(g));
+  if (isAllGone()) return 'gone';
+  signalAll(groups, 'SIGTERM');
+  if (await waitUntil(isAllGone, options.graceMs)) return 'terminated';
+  // Groups started during the grace period by members still alive go down too.
+  for (const group of descendantGroups(pgid)) groups.add(group);
+  signalAll(groups, 'SIGKILL');
+  await waitUntil(isAllGone, AFTER_KILL_WAIT_MS);
   return 'killed';
 }
