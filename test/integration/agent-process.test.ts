@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CliAgentRunner } from '../../src/agents/cli/cli-agent-runner.js';
@@ -220,6 +220,23 @@ describe('agent process handling (fake CLIs, real processes)', () => {
     const { env } = await readRecord(record);
     expect(env).toMatchObject({ MY_TOKEN: 't', TEAM_A: 'a', TEAM_B: 'b' });
     expect(env).not.toHaveProperty('OTHER_SECRET');
+  });
+
+  it("passes the key variable a codex custom provider names in the user's config.toml", async () => {
+    const record = join(dir, 'record.json');
+    const codexHome = join(dir, 'codex-home');
+    await mkdir(codexHome, { recursive: true });
+    await writeFile(join(codexHome, 'config.toml'), '[model_providers.corp]\nenv_key = "CORP_LLM_KEY"\n');
+    const runner = new CliAgentRunner({
+      backend: codexBackend,
+      env: { ...fakeParentEnv(), CODEX_HOME: codexHome, CORP_LLM_KEY: 'k', UNRELATED_KEY: 'u' },
+      extraEnv: { FAKE_AGENT_RECORD: record },
+      reaper,
+    });
+    await runner.run({ prompt: 'x', cwd: dir, timeoutMs: 10_000 });
+    const { env } = await readRecord(record);
+    expect(env).toMatchObject({ CORP_LLM_KEY: 'k' });
+    expect(env).not.toHaveProperty('UNRELATED_KEY');
   });
 
   it('gives each turn a private scratch folder and removes it afterwards', async () => {

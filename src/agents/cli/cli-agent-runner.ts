@@ -161,7 +161,11 @@ export class CliAgentRunner implements AgentRunner {
   #childEnv(): Record<string, string> {
     return buildChildEnv({
       source: this.#options.env,
-      allow: [...this.#options.backend.authEnv, ...(this.#options.passEnv ?? [])],
+      allow: [
+        ...this.#options.backend.authEnv,
+        ...(this.#options.backend.authEnvFrom?.(this.#options.env) ?? []),
+        ...(this.#options.passEnv ?? []),
+      ],
       ...(this.#options.extraEnv !== undefined && { add: this.#options.extraEnv }),
     });
   }

@@ -90,6 +90,11 @@ export interface CliBackend {
    * sandbox switches; added to the allowlist. docs/agents.md lists them per CLI with the reason.
    */
   readonly authEnv: readonly string[];
+  /**
+   * More names to inherit that only the user's own CLI config knows (a codex custom provider's
+   * `env_key`), read from the environment musubi runs in. Must not throw.
+   */
+  readonly authEnvFrom?: (source: Readonly<Record<string, string | undefined>>) => readonly string[];
   buildInvocation(turn: CliTurn): CliInvocation;
   createParser(context: ParserContext): OutputParser;
 }

@@ -1,12 +1,23 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
-import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import type {
+  CliOutput,
+  CliTurn,
+  OutputParser,
+  ParsedOutput,
+  ParserContext,
+  SessionMemory,
+} from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
+import { findRollout, totalsBeforeLastTurns, type CodexTotals } from './codex-rollout.js';
 
 const count = z.number().nonnegative().catch(0);
 
 const eventSchema = z.union([
   z.object({ type: z.literal('thread.started'), thread_id: z.string() }),
+  z.object({ type: z.literal('turn.started') }),
   z.object({
     type: z.literal('item.completed'),
     item: z.object({ type: z.string(), text: z.string().optional() }),
@@ -25,17 +36,65 @@ const eventSchema = z.union([
   z.object({ type: z.literal('error'), message: z.string().default('') }),
 ]);
 
+const totalsSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+const apiErrorSchema = z.object({ error: z.object({ message: z.string().min(1) }) });
+
 /**
- * Parses `codex exec --json` JSONL: `thread.started` (session), `item.completed` agent messages (the
- * last one is the answer), `turn.completed` usage (summed over turns; codex reports no cost) and
- * `turn.failed` / `error` (failure).
+ * The readable part of a codex error message: codex passes an API error body through verbatim
+ * (`{"error":{"message":"…","type":…}}` for a 400), so its `message` is taken out; anything else is kept.
+ */
+export function codexErrorText(message: string): string {
+  const parsed = apiErrorSchema.safeParse(parseJsonLine(message));
+  return parsed.success ? parsed.data.error.message : message;
+}
+
+/** Where codex keeps its sessions for this turn: `$CODEX_HOME`, else `~/.codex` of the child's HOME. */
+export function codexHomeOf(turn: Pick<CliTurn, 'childEnv'>): string {
+  return turn.childEnv['CODEX_HOME'] || join(turn.childEnv['HOME'] || homedir(), '.codex');
+}
+
+function minus(a: CodexTotals, b: CodexTotals): CodexTotals {
+  return {
+    inputTokens: Math.max(0, a.inputTokens - b.inputTokens),
+    outputTokens: Math.max(0, a.outputTokens - b.outputTokens),
+  };
+}
+
+/**
+ * Parses `codex exec --json` JSONL: `thread.started` (session), `item.completed` agent messages (the last
+ * one is the answer), `turn.completed` usage and `turn.failed` / `error` (failure).
+ *
+ * A turn failed when codex said `turn.failed`, or printed an `error` with no `turn.completed` after it:
+ * codex also prints `error` events for attempts it then retries (`Reconnecting... 1/5 (…)`, a cut stream,
+ * a websocket fallback) and still completes the turn, which is a success.
+ *
+ * `turn.completed.usage` is the thread's running total, so a resumed turn reports earlier turns again. The
+ * turn's own usage is the total minus the total before it: remembered in the runner's session memory after
+ * each turn, else (a new process) read from the thread's rollout under `$CODEX_HOME/sessions`, else (no
+ * rollout) the total is reported as it is. Codex reports no cost.
  */
 export class CodexOutputParser implements OutputParser {
+  readonly #turn: CliTurn | undefined;
+  readonly #memory: SessionMemory | undefined;
   #sessionId: string | undefined;
   #text = '';
-  #usage: { inputTokens: number; outputTokens: number } | undefined;
-  #error: string | undefined;
+  #total: CodexTotals | undefined;
+  #turnsStarted = 0;
+  #failure: string | undefined;
+  #pendingError: string | undefined;
   #isRecognised = false;
+
+  /** The thread's totals remembered from an earlier turn of this runner (resumed threads only). */
+  readonly #remembered: CodexTotals | undefined;
+
+  constructor(context?: ParserContext) {
+    this.#turn = context?.turn;
+    this.#memory = context?.memory;
+    const resumed = context?.turn.sessionId;
+    // Read now: this turn's own total replaces it in finish().
+    this.#remembered =
+      resumed === undefined ? undefined : totalsSchema.safeParse(context?.memory.get(resumed)).data;
+  }
 
   onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
     if (stream !== 'stdout') return [];
@@ -47,38 +106,58 @@ export class CodexOutputParser implements OutputParser {
       case 'thread.started':
         this.#sessionId = ev.thread_id;
         return [{ type: 'session', sessionId: ev.thread_id }];
+      case 'turn.started':
+        this.#turnsStarted += 1;
+        return [];
       case 'item.completed':
         if (ev.item.type !== 'agent_message' || ev.item.text === undefined) return [];
         this.#text = ev.item.text;
         return [{ type: 'message', text: ev.item.text }];
-      case 'turn.completed': {
-        const u = ev.usage;
-        if (u === undefined) return [];
-        const prev = this.#usage ?? { inputTokens: 0, outputTokens: 0 };
+      case 'turn.completed':
+        // A completed turn outweighs the retries reported before it.
+        this.#pendingError = undefined;
         // `cached_input_tokens` is a subset of `input_tokens` in codex's accounting.
-        this.#usage = {
-          inputTokens: prev.inputTokens + u.input_tokens,
-          outputTokens: prev.outputTokens + u.output_tokens,
-        };
+        if (ev.usage !== undefined)
+          this.#total = { inputTokens: ev.usage.input_tokens, outputTokens: ev.usage.output_tokens };
         return [];
-      }
       case 'turn.failed':
-        this.#error = ev.error?.message ?? 'turn failed';
+        this.#failure = codexErrorText(ev.error?.message ?? this.#pendingError ?? 'turn failed');
         return [];
       case 'error':
-        this.#error = ev.message;
+        this.#pendingError = codexErrorText(ev.message);
         return [];
     }
   }
 
   finish(_output: CliOutput): ParsedOutput | null {
     if (!this.#isRecognised) return null;
-    const usage: AgentUsage | undefined = this.#usage && { ...this.#usage, costUsd: 0 };
+    const errorMessage = this.#failure ?? this.#pendingError;
+    const usage = this.#turnUsage();
     return {
-      text: this.#text !== '' ? this.#text : (this.#error ?? ''),
-      isError: this.#error !== undefined,
+      text: this.#text !== '' ? this.#text : (errorMessage ?? ''),
+      isError: errorMessage !== undefined,
       ...(this.#sessionId !== undefined && { sessionId: this.#sessionId }),
       ...(usage !== undefined && { usage }),
+      ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
     };
+  }
+
+  #turnUsage(): AgentUsage | undefined {
+    const total = this.#total;
+    if (total === undefined) return undefined;
+    const id = this.#sessionId;
+    const before =
+      this.#turn?.sessionId === undefined ? undefined : (this.#remembered ?? this.#fromRollout(id));
+    if (id !== undefined) this.#memory?.set(id, total);
+    return { ...(before === undefined ? total : minus(total, before)), costUsd: 0 };
+  }
+
+  /** The resumed thread's totals before this process's turns, from its rollout file. */
+  #fromRollout(id: string | undefined): CodexTotals | undefined {
+    if (this.#turn === undefined || id === undefined) return undefined;
+    const rollout = findRollout(codexHomeOf(this.#turn), id);
+    return rollout === undefined
+      ? undefined
+      : totalsBeforeLastTurns(rollout, Math.max(1, this.#turnsStarted));
   }
 }
