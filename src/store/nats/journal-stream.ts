@@ -22,13 +22,29 @@ export async function ensureJournalStream(jsm: JetStreamManager, names: JournalN
     } catch (err) {
       if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)) throw err;
     }
-    await jsm.streams.add({
-      name: names.stream,
-      subjects: [names.messageSubjects, names.eventSubject],
-      storage: StorageType.File,
-      retention: RetentionPolicy.Limits,
-      discard: DiscardPolicy.Old,
-      allow_direct: true,
-    });
+    try {
+      await jsm.streams.add({
+        name: names.stream,
+        subjects: [names.messageSubjects, names.eventSubject],
+        storage: StorageType.File,
+        retention: RetentionPolicy.Limits,
+        discard: DiscardPolicy.Old,
+        allow_direct: true,
+      });
+    } catch (err) {
+      // Another hub created it between our info and add: nats-server 2.9 then answers "subjects overlap
+      // with an existing stream" (or "stream name already in use") instead of accepting the same config.
+      if (!(err instanceof JetStreamApiError) || !(await streamExists(jsm, names.stream))) throw err;
+    }
   });
+}
+
+async function streamExists(jsm: JetStreamManager, stream: string): Promise<boolean> {
+  try {
+    await jsm.streams.info(stream);
+    return true;
+  } catch {
+    // Not there (or NATS failing): the caller reports its own error.
+    return false;
+  }
 }

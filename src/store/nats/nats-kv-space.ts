@@ -1,5 +1,5 @@
 import { headers, type QueuedIterator } from '@nats-io/transport-node';
-import type { JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, KvWatchInclude, type KV, type KvEntry as NatsKvEntry, type KvWatchEntry } from '@nats-io/kv';
 import { MusubiError } from '../../core/errors.js';
 import { kvValueText } from '../kv-write.js';
@@ -69,7 +69,14 @@ export class NatsKvSpace {
   /** Creates or opens the bucket. Rejects with STORE_UNAVAILABLE when NATS fails. */
   static async open(js: JetStreamClient, bucket: string): Promise<NatsKvSpace> {
     return natsCall('opening the KV bucket', async () => {
-      const kv = await new Kvm(js).create(bucket, { history: KV_HISTORY });
+      const kvm = new Kvm(js);
+      // Two hubs creating the bucket at once: the loser's create fails on the server (nats-server 2.9
+      // says the subjects overlap), and the bucket the winner made is opened instead.
+      const kv = await kvm
+        .create(bucket, { history: KV_HISTORY })
+        .catch(async (err: unknown) =>
+          err instanceof JetStreamApiError ? kvm.open(bucket) : Promise.reject(err),
+        );
       const latest = (await kv.status()).streamInfo.state.last_seq;
       const tracker = await kv.watch({ include: KvWatchInclude.UpdatesOnly, headers_only: true });
       return new NatsKvSpace({ kv, js, bucket, tracker, latest });
