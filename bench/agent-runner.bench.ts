@@ -33,7 +33,14 @@ function bareSpawn(file: string, args: readonly string[], stdin: string): Promis
 
 async function measure(workload: string, backend: CliBackend, file: string): Promise<BenchRow[]> {
   const runner = new CliAgentRunner({ backend, env, reaper: new ChildReaper() });
-  const args = backend.buildInvocation({ prompt: 'hi', cwd: dir, scratchDir: dir, childEnv: {}, isRoot: false, settings: {} }).args;
+  const args = backend.buildInvocation({
+    prompt: 'hi',
+    cwd: dir,
+    scratchDir: dir,
+    childEnv: {},
+    isRoot: false,
+    settings: {},
+  }).args;
   const samples = { runner: [] as number[], bare: [] as number[] };
   const totals = { runner: 0, bare: 0 };
   const rss = { runner: 0, bare: 0 };

@@ -36,7 +36,10 @@ for (const name of names) {
   const partial = `${target}.partial-${process.pid}`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
-  writeFileSync(join(partial, 'package.json'), JSON.stringify({ name: `musubi-agent-cli-${name}`, private: true }));
+  writeFileSync(
+    join(partial, 'package.json'),
+    JSON.stringify({ name: `musubi-agent-cli-${name}`, private: true }),
+  );
   const started = Date.now();
   console.log(`agent CLI ${name} ${version}: installing ${pkg}@${version} into ${target} …`);
   try {
@@ -52,7 +55,9 @@ for (const name of names) {
   } catch (err) {
     failed += 1;
     rmSync(partial, { recursive: true, force: true });
-    console.error(`agent CLI ${name} ${version}: install failed: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(
+      `agent CLI ${name} ${version}: install failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 process.exit(failed > 0 ? 1 : 0);

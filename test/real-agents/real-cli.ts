@@ -51,7 +51,9 @@ export function realCliGuard(cli: CliName): string | undefined {
   }
   describe(`real ${cli} (CI)`, () => {
     it(`needs the real ${cli} CLI`, () => {
-      throw new Error(`real ${cli} CLI missing on CI: ${reason}; .ci/run must run scripts/install-agent-clis.mjs`);
+      throw new Error(
+        `real ${cli} CLI missing on CI: ${reason}; .ci/run must run scripts/install-agent-clis.mjs`,
+      );
     });
   });
   return undefined;

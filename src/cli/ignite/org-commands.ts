@@ -136,10 +136,7 @@ export async function startOrganisation(
       });
       const sessionId = result.sessionId ?? (result.isError ? '' : `${agent}-${Date.now()}`);
       if (sessionId === '') {
-        throw new MusubiError(
-          'AGENT_FAILED',
-          `agent ${agent} did not start: ${turnFailureReason(result)}`,
-        );
+        throw new MusubiError('AGENT_FAILED', `agent ${agent} did not start: ${turnFailureReason(result)}`);
       }
       await writeFileAtomic(join(paths.state, `.agent_session_${idx}`), `${sessionId}\n`);
     }),
