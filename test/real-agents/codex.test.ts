@@ -8,50 +8,29 @@ import type { CliSettings } from '../../src/agents/cli/cli-backend.js';
 import { codexBackend } from '../../src/agents/codex/codex-backend.js';
 import { wireCodex } from '../../src/agents/codex/codex-wiring.js';
 import type { ConversationView } from '../../src/agents/model-endpoint/conversation.js';
-import type { Dialect } from '../../src/agents/model-endpoint/dialect.js';
-import { ALL_DIALECTS } from '../../src/agents/model-endpoint/dialects/index.js';
 import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js';
 import type { LoggedRequest } from '../../src/agents/model-endpoint/request-log.js';
 import { expectNoLiveChildren } from '../fixtures/process-children.js';
-import { agentClisDir, isolatedEnv, makeSandbox, PINS, realCliGuard, writeWiringFiles } from './real-cli.js';
+import {
+  agentClisDir,
+  directive,
+  endpointUsage,
+  isAlive,
+  isolatedEnv,
+  makeSandbox,
+  nobody,
+  type Owner,
+  PINS,
+  realCliGuard,
+  recordingDialects,
+  untilHanging,
+  writeWiringFiles,
+} from './real-cli.js';
 
 const bin = realCliGuard('codex');
 const TURN_MS = 60_000;
 const TEST_MS = 90_000;
 const isRoot = process.getuid?.() === 0;
-
-interface Owner {
-  readonly uid: number;
-  readonly gid: number;
-}
-
-/** uid/gid of `nobody`/`nogroup` (the unprivileged run), or undefined when there is no such user. */
-function nobody(): Owner | undefined {
-  try {
-    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
-    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
-  } catch {
-    // No such user on this machine: the unprivileged case is skipped.
-    return undefined;
-  }
-}
-
-/** ALL_DIALECTS, with the Responses one recording every view it reads (to see what a request carried). */
-function recordingDialects(views: ConversationView[]): Dialect[] {
-  return ALL_DIALECTS.map((d) =>
-    d.name !== 'openai-responses'
-      ? d
-      : {
-          ...d,
-          read: (request) => {
-            const view = d.read(request);
-            views.push(view);
-            return view;
-          },
-        },
-  );
-}
 
 interface RunOptions extends Omit<AgentRunInput, 'cwd' | 'timeoutMs'> {
   readonly timeoutMs?: number;
@@ -147,26 +126,6 @@ async function rig(
   };
 }
 
-/** The tokens the endpoint reported for the answers codex received in full (errors and cut streams excluded). */
-function endpointUsage(requests: readonly LoggedRequest[]): { inputTokens: number; outputTokens: number } {
-  const answered = requests.filter((r) => r.status === 200 && r.isCut !== true && r.usage !== undefined);
-  return {
-    inputTokens: answered.reduce((n, r) => n + (r.usage?.inputTokens ?? 0), 0),
-    outputTokens: answered.reduce((n, r) => n + (r.usage?.outputTokens ?? 0), 0),
-  };
-}
-
-const directive = (behaviour: unknown): string => `MUSUBI-MODEL: ${JSON.stringify(behaviour)}`;
-
-/** Resolves once the endpoint has a request it answers with `hang` (codex is then waiting on it). */
-async function untilHanging(endpoint: ModelEndpoint): Promise<void> {
-  const deadline = Date.now() + TURN_MS;
-  while (!endpoint.requests().some((r) => r.answer === 'hang')) {
-    if (Date.now() > deadline) throw new Error('codex never sent the hanging request');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** The file's text; when it is missing, the failure names what codex answered the tool call with. */
 async function fileWritten(r: Rig, name: string): Promise<string> {
   try {
@@ -175,17 +134,6 @@ async function fileWritten(r: Rig, name: string): Promise<string> {
     throw new Error(
       `${name} was not written; the last tool result was: ${r.views.at(-1)?.lastToolOutput ?? '(none)'}`,
     );
-  }
-}
-
-function isAlive(pid: number | null): boolean {
-  if (pid === null) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    // ESRCH: the process is gone.
-    return false;
   }
 }
 
@@ -432,7 +380,7 @@ describe.skipIf(bin === undefined)(`real codex ${PINS.codex.version}: stopping`,
     await using r = await rig();
     const controller = new AbortController();
     const running = r.run({ prompt: directive('hang'), signal: controller.signal });
-    await untilHanging(r.endpoint);
+    await untilHanging(r.endpoint, TURN_MS);
     controller.abort();
     const { result, pid } = await running;
     expect(result).toMatchObject({ canceled: true, isError: true });

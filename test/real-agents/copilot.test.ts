@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, link, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,10 +9,19 @@ import { CliAgentRunner } from '../../src/agents/cli/cli-agent-runner.js';
 import { copilotBackend } from '../../src/agents/copilot/copilot-backend.js';
 import { wireCopilot } from '../../src/agents/copilot/copilot-wiring.js';
 import type { ConversationView } from '../../src/agents/model-endpoint/conversation.js';
-import type { Dialect } from '../../src/agents/model-endpoint/dialect.js';
-import { ALL_DIALECTS } from '../../src/agents/model-endpoint/dialects/index.js';
 import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js';
-import { isolatedEnv, makeSandbox, PINS, realCliGuard, writeWiringFiles } from './real-cli.js';
+import {
+  gone,
+  isolatedEnv,
+  liveWith,
+  makeSandbox,
+  nobody,
+  type Owner,
+  PINS,
+  realCliGuard,
+  recordingDialects,
+  writeWiringFiles,
+} from './real-cli.js';
 
 const bin = realCliGuard('copilot');
 const VERSION = PINS.copilot.version;
@@ -26,59 +34,6 @@ const TEST_MS = 120_000;
  */
 const PKG_CACHE = join(tmpdir(), `musubi-copilot-pkg-${VERSION}`);
 const run = promisify(execFile);
-
-interface Owner {
-  readonly uid: number;
-  readonly gid: number;
-}
-
-/** The uid/gid of `nobody`, or undefined when this process cannot switch users (not root). */
-function nobody(): Owner | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const passwd = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('nobody:'));
-  const [, , uid, gid] = passwd?.split(':') ?? [];
-  return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) };
-}
-
-/** Every ConversationView the endpoint read, in order (the dialects are wrapped to record them). */
-function recordingDialects(views: ConversationView[]): Dialect[] {
-  return ALL_DIALECTS.map((d) => ({
-    ...d,
-    read: (request) => {
-      const view = d.read(request);
-      views.push(view);
-      return view;
-    },
-  }));
-}
-
-/** Live (non-zombie) processes whose command line or working folder contains `marker`. */
-function liveWith(marker: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
-      const alive = stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-      if (alive && (cmd.includes(marker) || environ.includes(marker))) out.push(`${entry} ${cmd}`);
-    } catch {
-      // Gone between readdir and read (or not ours to read).
-    }
-  }
-  return out;
-}
-
-async function gone(check: () => string[], timeoutMs = 10_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const left = check();
-    if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** The native copilot executable behind the npm loader script (`.bin/copilot` → npm-loader.js). */
 function nativeBinary(loaderBin: string): string {

@@ -11,16 +11,11 @@ import type { ConversationView } from '../../src/agents/model-endpoint/conversat
 import type { Dialect } from '../../src/agents/model-endpoint/dialect.js';
 import { ALL_DIALECTS } from '../../src/agents/model-endpoint/dialects/index.js';
 import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js';
-import { isolatedEnv, makeSandbox, realCliGuard, writeWiringFiles } from './real-cli.js';
+import { isolatedEnv, makeSandbox, type Owner, realCliGuard, writeWiringFiles } from './real-cli.js';
 
 const bin = realCliGuard('gemini');
 const NOBODY = { uid: 65534, gid: 65534 };
 const isRoot = process.getuid?.() === 0;
-
-interface Owner {
-  readonly uid: number;
-  readonly gid: number;
-}
 
 /** One real gemini run against its own endpoint, with every request's view kept for the assertions. */
 async function geminiSetup(options: { owner?: Owner; command?: string } = {}) {

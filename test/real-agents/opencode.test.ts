@@ -7,12 +7,20 @@ import { describe, expect, it } from 'vitest';
 import type { AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
 import { CliAgentRunner } from '../../src/agents/cli/cli-agent-runner.js';
 import type { ConversationView } from '../../src/agents/model-endpoint/conversation.js';
-import type { Dialect } from '../../src/agents/model-endpoint/dialect.js';
-import { ALL_DIALECTS } from '../../src/agents/model-endpoint/dialects/index.js';
 import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js';
 import { opencodeBackend } from '../../src/agents/opencode/opencode-backend.js';
 import { wireOpencode } from '../../src/agents/opencode/opencode-wiring.js';
-import { isolatedEnv, makeSandbox, realCliGuard, writeWiringFiles } from './real-cli.js';
+import {
+  gone,
+  isolatedEnv,
+  liveWith,
+  makeSandbox,
+  nobody,
+  type Owner,
+  realCliGuard,
+  recordingDialects,
+  writeWiringFiles,
+} from './real-cli.js';
 
 const bin = realCliGuard('opencode');
 const TURN_MS = 60_000;
@@ -23,33 +31,6 @@ const TEST_MS = 150_000;
  * request or the running shell command even on a loaded machine (a cold start there takes up to ~20 s).
  */
 const STOP_AFTER_MS = 40_000;
-
-interface Owner {
-  readonly uid: number;
-  readonly gid: number;
-}
-
-/** The uid/gid of `nobody`, or undefined when this process cannot switch users (not root). */
-function nobody(): Owner | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const passwd = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('nobody:'));
-  const [, , uid, gid] = passwd?.split(':') ?? [];
-  return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) };
-}
-
-/** Every ConversationView the endpoint read, in order (the dialects are wrapped to record them). */
-function recordingDialects(views: ConversationView[]): Dialect[] {
-  return ALL_DIALECTS.map((d) => ({
-    ...d,
-    read: (request) => {
-      const view = d.read(request);
-      views.push(view);
-      return view;
-    },
-  }));
-}
 
 /** Live processes in a process group (the runner starts the CLI as a group leader). */
 function liveInGroup(pgid: number): string[] {
@@ -67,37 +48,12 @@ function liveInGroup(pgid: number): string[] {
   return out;
 }
 
-/** Live processes whose command line contains `marker`. */
-function liveWith(marker: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmd.includes(marker) && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z')
-        out.push(`${entry} ${cmd}`);
-    } catch {
-      // Gone between readdir and read.
-    }
-  }
-  return out;
-}
-
 /** Ends a process group this test caused (a shell command the CLI left behind). */
 function killGroup(pgid: number): void {
   try {
     process.kill(-pgid, 'SIGKILL');
   } catch {
     // Already gone.
-  }
-}
-
-async function gone(check: () => string[], timeoutMs = 10_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const left = check();
-    if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -1,10 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile, chown } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
 import type { AgentBackend } from '../../src/agents/agent-runner.js';
+import type { ConversationView } from '../../src/agents/model-endpoint/conversation.js';
+import type { Dialect } from '../../src/agents/model-endpoint/dialect.js';
+import { ALL_DIALECTS } from '../../src/agents/model-endpoint/dialects/index.js';
+import type { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js';
+import type { LoggedRequest } from '../../src/agents/model-endpoint/request-log.js';
+import { isProcessAlive } from '../../src/agents/process/process-group.js';
 
 type CliName = Exclude<AgentBackend, 'scripted'>;
 
@@ -125,3 +131,87 @@ export async function writeWiringFiles(
     for (let d = dirname(f.path); d.startsWith(created); d = dirname(d)) await chown(d, owner.uid, owner.gid);
   }
 }
+
+/** A user a turn can run as (`runAs`). */
+export interface Owner {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** uid/gid of `nobody` for the unprivileged runs, or undefined when this process cannot switch users (not root). */
+export function nobody(): Owner | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('nobody:'));
+  const [, , uid, gid] = line?.split(':') ?? [];
+  return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) };
+}
+
+/** ALL_DIALECTS, each recording the views it reads into `views` (to see what a request carried). */
+export function recordingDialects(views: ConversationView[]): Dialect[] {
+  return ALL_DIALECTS.map((d) => ({
+    ...d,
+    read: (request) => {
+      const view = d.read(request);
+      views.push(view);
+      return view;
+    },
+  }));
+}
+
+/** The tokens the endpoint reported for the answers the CLI received in full (errors and cut streams excluded). */
+export function endpointUsage(requests: readonly LoggedRequest[]): {
+  inputTokens: number;
+  outputTokens: number;
+} {
+  const answered = requests.filter((r) => r.status === 200 && r.isCut !== true && r.usage !== undefined);
+  return {
+    inputTokens: answered.reduce((n, r) => n + (r.usage?.inputTokens ?? 0), 0),
+    outputTokens: answered.reduce((n, r) => n + (r.usage?.outputTokens ?? 0), 0),
+  };
+}
+
+/** Resolves once the endpoint holds a request it answers with `hang` (the CLI is then waiting on it). */
+export async function untilHanging(endpoint: ModelEndpoint, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!endpoint.requests().some((r) => r.answer === 'hang')) {
+    if (Date.now() > deadline) throw new Error('the CLI never sent the hanging request');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** True when `pid` is a live (non-zombie) process. */
+export function isAlive(pid: number | null): boolean {
+  return pid !== null && pid > 0 && isProcessAlive(pid);
+}
+
+/** Live (non-zombie) processes whose command line or environment contains `marker`, as `<pid> <cmdline>`. */
+export function liveWith(marker: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
+      const isLive = stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+      if (isLive && (cmd.includes(marker) || environ.includes(marker))) out.push(`${entry} ${cmd}`);
+    } catch {
+      // Gone between readdir and read (or not ours to read).
+    }
+  }
+  return out;
+}
+
+/** Polls `check` until it returns nothing or `timeoutMs` passes; resolves what is still left. */
+export async function gone(check: () => string[], timeoutMs = 10_000): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = check();
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The directive line that makes the endpoint answer with `behaviour`. */
+export const directive = (behaviour: unknown): string => `MUSUBI-MODEL: ${JSON.stringify(behaviour)}`;

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ConversationView, PlannedResponse } from './conversation.js';
 
@@ -38,4 +39,18 @@ export interface Dialect {
   write(res: ServerResponse, planned: PlannedResponse, view: ConversationView): void;
   errorBody(status: number, message: string): unknown;
   answerOther?(request: DialectRequest, res: ServerResponse): boolean;
+}
+
+/**
+ * Parses a request body with the dialect's zod schema; a body the schema refuses is a 400 naming the
+ * first problem's path (what the real APIs answer for a malformed request).
+ */
+export function parseRequestBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new DialectRequestError(
+    400,
+    `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid request'}`,
+  );
 }

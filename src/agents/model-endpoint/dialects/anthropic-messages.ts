@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { ConversationView, ModelAction, OfferedTool, PlannedResponse } from '../conversation.js';
-import { DialectRequestError, type Dialect, type DialectRequest } from '../dialect.js';
+import { parseRequestBody, type Dialect, type DialectRequest } from '../dialect.js';
 import { sendJson } from '../model-endpoint.js';
 import { SseWriter } from '../sse-writer.js';
 
@@ -76,15 +76,7 @@ function wantsJson(body: z.infer<typeof requestSchema>): boolean {
 }
 
 function readView(body: unknown): ConversationView {
-  const parsed = requestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new DialectRequestError(
-      400,
-      `${issue?.path.join('.') ?? 'body'}: ${issue?.message ?? 'invalid request'}`,
-    );
-  }
-  const req = parsed.data;
+  const req = parseRequestBody(requestSchema, body);
   // claude sends some context as mid-conversation `system` messages: instructions, never user text.
   const systemParts = [req.system === undefined ? '' : plainText(req.system)];
   const userTexts: string[] = [];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { ConversationView, ModelAction, OfferedTool, PlannedResponse } from '../conversation.js';
-import { DialectRequestError, type Dialect, type DialectRequest } from '../dialect.js';
+import { parseRequestBody, type Dialect, type DialectRequest } from '../dialect.js';
 import { SseWriter } from '../sse-writer.js';
 
 /** Models the endpoint lists on `GET /v1beta/models` (gemini 0.61 validates nothing against it). */
@@ -91,15 +91,7 @@ function toolsOf(req: Request): OfferedTool[] {
 }
 
 function readView(body: unknown, model: string, stream: boolean): ConversationView {
-  const parsed = requestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new DialectRequestError(
-      400,
-      `${issue?.path.join('.') ?? 'body'}: ${issue?.message ?? 'invalid request'}`,
-    );
-  }
-  const req = parsed.data;
+  const req = parseRequestBody(requestSchema, body);
   const sys = req.systemInstruction;
   const systemText =
     sys === undefined ? '' : typeof sys === 'string' ? sys : textOfParts(sys.parts).join('\n');

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { ConversationView, ModelAction, OfferedTool, PlannedResponse } from '../conversation.js';
-import { DialectRequestError, type Dialect, type DialectRequest } from '../dialect.js';
+import { parseRequestBody, type Dialect, type DialectRequest } from '../dialect.js';
+import { openaiErrorBody } from './openai-error.js';
 import { sendJson } from '../model-endpoint.js';
 import { SseWriter } from '../sse-writer.js';
 
@@ -72,15 +73,7 @@ function wantsJson(req: Request): boolean {
 }
 
 function readView(body: unknown): ConversationView {
-  const parsed = requestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new DialectRequestError(
-      400,
-      `${issue?.path.join('.') ?? 'body'}: ${issue?.message ?? 'invalid request'}`,
-    );
-  }
-  const req = parsed.data;
+  const req = parseRequestBody(requestSchema, body);
   const systemParts: string[] = [];
   const userTexts: string[] = [];
   let toolResults = 0;
@@ -220,21 +213,6 @@ function completion(planned: PlannedResponse, view: ConversationView): Record<st
   };
 }
 
-const ERROR_TYPES: Readonly<Record<number, readonly [type: string, code: string | null]>> = {
-  400: ['invalid_request_error', null],
-  401: ['invalid_request_error', 'invalid_api_key'],
-  403: ['permission_error', null],
-  404: ['invalid_request_error', 'model_not_found'],
-  429: ['rate_limit_error', 'rate_limit_exceeded'],
-};
-
-/** The API's error object: `{"error":{"message","type","param","code"}}`. */
-function errorBody(status: number, message: string): unknown {
-  const [type, code] =
-    ERROR_TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
-  return { error: { message, type, param: null, code } };
-}
-
 const MODEL_LIST = /^(\/.*)?\/models$/;
 
 /** A model list asked by a client of another API (Anthropic, Gemini): its own dialect answers it. */
@@ -265,7 +243,7 @@ export const openaiChatDialect: Dialect = {
     if (!view.stream) return sendJson(res, 200, completion(planned, view));
     writeStream(res, planned, view, usageWanted.get(view) ?? false);
   },
-  errorBody,
+  errorBody: openaiErrorBody,
   answerOther: (request, res) => {
     if (request.method !== 'GET' || !MODEL_LIST.test(request.url.pathname) || isOtherClient(request))
       return false;

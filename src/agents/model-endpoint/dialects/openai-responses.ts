@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { ConversationView, ModelAction, OfferedTool, PlannedResponse } from '../conversation.js';
-import { DialectRequestError, type Dialect, type DialectRequest } from '../dialect.js';
+import { parseRequestBody, type Dialect, type DialectRequest } from '../dialect.js';
+import { openaiErrorBody } from './openai-error.js';
 import { sendJson } from '../model-endpoint.js';
 import { SseWriter } from '../sse-writer.js';
 import { codeModeScript, codeModeTools } from './codex-code-mode.js';
@@ -80,15 +81,7 @@ function offeredTools(tools: readonly z.infer<typeof tool>[]): OfferedTool[] {
 }
 
 function read(body: unknown): ConversationView {
-  const parsed = bodySchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new DialectRequestError(
-      400,
-      `invalid request: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
-    );
-  }
-  const b = parsed.data;
+  const b = parseRequestBody(bodySchema, body);
   const items: InputItem[] =
     typeof b.input === 'string' ? [{ type: 'message', role: 'user', content: b.input }] : b.input;
   const system: string[] = b.instructions ? [b.instructions] : [];
@@ -249,21 +242,6 @@ function stream(res: ServerResponse, planned: PlannedResponse, view: Conversatio
   sse.end();
 }
 
-const ERROR_TYPES: Readonly<Record<number, readonly [type: string, code: string | null]>> = {
-  400: ['invalid_request_error', null],
-  401: ['invalid_request_error', 'invalid_api_key'],
-  403: ['permission_error', null],
-  404: ['invalid_request_error', 'model_not_found'],
-  429: ['rate_limit_error', 'rate_limit_exceeded'],
-};
-
-/** The API's error object: `{"error":{"message","type","param","code"}}`. */
-function errorBody(status: number, message: string): unknown {
-  const [type, code] =
-    ERROR_TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
-  return { error: { message, type, param: null, code } };
-}
-
 /** A websocket upgrade of the Responses route (codex's built-in OpenAI provider tries one first). */
 function isWebsocketUpgrade(request: DialectRequest): boolean {
   const upgrade = request.headers.upgrade;
@@ -293,10 +271,10 @@ export const openaiResponsesDialect: Dialect = {
       responseObject(id, view, 'completed', [outputItem(planned.action, view)], usageOf(planned)),
     );
   },
-  errorBody,
+  errorBody: openaiErrorBody,
   answerOther: (request, res) => {
     if (!isWebsocketUpgrade(request)) return false;
-    sendJson(res, 426, errorBody(426, 'musubi model endpoint: websockets are not supported, use HTTP'));
+    sendJson(res, 426, openaiErrorBody(426, 'musubi model endpoint: websockets are not supported, use HTTP'));
     return true;
   },
 };
