@@ -138,7 +138,9 @@ export class AgentSyncConnection {
         this.#socket.destroy();
         return;
       }
-      return this.#write(errorReply(WireErrors.invalidJson));
+      return this.#write(
+        errorReply(parsed.isNumberOutOfRange === true ? WireErrors.numberOutOfRange : WireErrors.invalidJson),
+      );
     }
     if (!isJsonObject(parsed.value)) return this.#write(errorReply(WireErrors.notAnObject));
     let core: AgentSyncCore;

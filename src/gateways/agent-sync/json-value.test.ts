@@ -28,6 +28,21 @@ describe('parseJson', () => {
     expect(parseJson(' \t{"a": "\\ud800"}\r\n')).toEqual({ ok: true, value: new Map([['a', '\ud800']]) });
   });
 
+  it('marks integers past 4300 digits and overflowing floats as out of range, and accepts the limits', () => {
+    for (const text of [`[${'1'.repeat(4301)}]`, `-${'1'.repeat(4301)}`, '1e400', '{"a": -2.5E+999}']) {
+      expect(parseJson(text)).toEqual({ ok: false, isNumberOutOfRange: true });
+    }
+    for (const text of [
+      `-${'1'.repeat(4300)}`,
+      '1.7976931348623157e308',
+      '1e-400',
+      `1.${'0'.repeat(5000)}`,
+    ]) {
+      expect(parseJson(text).ok).toBe(true);
+    }
+    expect(parseJson('[1,')).toEqual({ ok: false });
+  });
+
   it('rejects what Python json.loads rejects (and NaN / Infinity)', () => {
     for (const text of [
       '',

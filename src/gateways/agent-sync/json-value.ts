@@ -35,10 +35,29 @@ export type JsonValue = null | boolean | string | JsonNumber | readonly JsonValu
 const MAX_DEPTH = 512;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 
-class ParseFailure extends Error {}
+/**
+ * Python's `json.loads` refuses integer strings longer than this (`sys.int_info.default_max_str_digits`):
+ * a reply holding one would crash every Python client, so no request may carry one.
+ */
+export const MAX_INT_DIGITS = 4300;
 
-/** Why {@link parseJson} failed; the message is informational only. */
-export type JsonParseResult = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false };
+class ParseFailure extends Error {
+  constructor(
+    message: string,
+    readonly isRangeError = false,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The outcome of {@link parseJson}. `isNumberOutOfRange` marks valid JSON refused for a number no reply
+ * could carry: an integer of more than {@link MAX_INT_DIGITS} digits, or a float that overflows (`1e400`,
+ * which Python turns into `inf` and writes back as `Infinity`, a token strict parsers reject).
+ */
+export type JsonParseResult =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly isNumberOutOfRange?: true };
 
 /**
  * Parses JSON text with Python `json.loads` semantics, keeping number tokens. Rejects `NaN`/`Infinity`,
@@ -54,7 +73,8 @@ export function parseJson(text: string): JsonParseResult {
     if (parser.pos !== text.length) return { ok: false };
     return { ok: true, value };
   } catch (err) {
-    if (err instanceof ParseFailure) return { ok: false };
+    if (err instanceof ParseFailure)
+      return err.isRangeError ? { ok: false, isNumberOutOfRange: true } : { ok: false };
     throw err;
   }
 }
@@ -96,7 +116,12 @@ class Parser {
     const match = NUMBER.exec(this.#text);
     if (match === null) throw new ParseFailure('unexpected character');
     this.pos += match[0].length;
-    return new JsonNumber(match[0]);
+    const number = new JsonNumber(match[0]);
+    const digits = number.isInteger ? match[0].length - (match[0].startsWith('-') ? 1 : 0) : 0;
+    if (digits > MAX_INT_DIGITS || (!number.isInteger && !Number.isFinite(number.value))) {
+      throw new ParseFailure('number out of range', true);
+    }
+    return number;
   }
 
   string(): string {

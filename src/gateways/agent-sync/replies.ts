@@ -3,6 +3,8 @@ import { pyJson, type PyJsonInput } from './py-json.js';
 /** The exact error texts of the wire contract (spec sections 3 and 5). */
 export const WireErrors = {
   invalidJson: 'Invalid JSON',
+  /** musubi's deviation (docs/agent-sync.md): numbers no Python or strict JSON client could read back. */
+  numberOutOfRange: 'Invalid JSON: number out of range (integers up to 4300 digits, finite floats)',
   notAnObject: 'Invalid request: expected a JSON object',
   invalidUtf8: 'Invalid UTF-8',
   tooLong: 'Request too long (max 65536 bytes)',
