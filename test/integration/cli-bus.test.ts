@@ -89,6 +89,14 @@ describe('cli - bus commands against a SQLite file', () => {
     expect(got.stdout).toContain('from stdin');
   });
 
+  it('says so when the store has no mailboxes, and prints [] with --json', async () => {
+    const empty = { cwd: dir, env: { MUSUBI_STORE: 'memory:' } };
+    const text = await runCli(['bus', 'mailboxes'], empty);
+    expect(text).toMatchObject({ code: 0, stdout: 'no mailboxes: nothing was sent on this store yet\n' });
+    const json = await runCli(['bus', 'mailboxes', '--json'], empty);
+    expect(JSON.parse(json.stdout)).toEqual([]);
+  });
+
   it('exits 3 when receive times out', async () => {
     const run = await cli(['bus', 'receive', 'empty', '--timeout', '50']);
     expect(run.code).toBe(3);

@@ -42,6 +42,7 @@ function registerPeek(bus: Command, ctx: CliContext): void {
       await using opened = await ctx.openBus();
       const list = await opened.bus.listMailboxes();
       if (flags.json) writeJson(ctx.stdout, list);
+      else if (list.length === 0) ctx.stdout.write('no mailboxes: nothing was sent on this store yet\n');
       else
         for (const c of list)
           ctx.stdout.write(
