@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ask, startServer, tempDir } from '../fixtures/agent-sync-harness.js';
 import { startServeProcess } from '../fixtures/agent-sync-serve.js';
+import { runCli } from '../fixtures/run-cli.js';
 
 type Reply = Record<string, unknown>;
 
@@ -98,5 +99,24 @@ describe('agent-sync restart and fresh start', () => {
     const fresh = await startServeProcess({ cwd: dir, env, args: ['--fresh'] });
     expect(await snapshot(fresh.port)).toMatchObject({ phase: 'IMPLEMENT', round: 1, agents: [] });
     expect(await fresh.stop()).toBe(0);
+  });
+});
+
+describe('agent-sync serve - a taken port', () => {
+  it('prints one clean GATEWAY_ADDRESS_IN_USE line and exits 1, no log entry or stack trace', async () => {
+    const taken = await startServer();
+    const dir = await tempDir();
+    try {
+      const run = await runCli(['--store', 'memory:', 'agent-sync', 'serve', '--port', String(taken.port)], {
+        cwd: dir,
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        `musubi: GATEWAY_ADDRESS_IN_USE: agent-sync cannot listen on 127.0.0.1:${taken.port}: listen EADDRINUSE: address already in use 127.0.0.1:${taken.port}\n`,
+      );
+    } finally {
+      await taken.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

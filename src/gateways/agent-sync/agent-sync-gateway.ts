@@ -126,7 +126,6 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
       const ready = new Promise<AgentSyncCore>((resolve) => (adopt = resolve));
       core = ready;
       server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => onConnection(socket, ready));
-      server.on('error', (err) => log.error({ err }, 'agent-sync server error'));
       // Marked handled here: connections and start() each observe a load failure themselves.
       ready.catch(() => undefined);
       try {
@@ -135,6 +134,8 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
         adopt(Promise.reject(err instanceof Error ? err : new Error(String(err))));
         throw err;
       }
+      // Only after the bind: a failed listen rejects start() (one clean line from the CLI), not a log entry.
+      server.on('error', (err) => log.error({ err }, 'agent-sync server error'));
       const address = server.address();
       if (address === null || typeof address === 'string')
         throw new MusubiError('GATEWAY_UNAVAILABLE', 'agent-sync gateway has no TCP address');
