@@ -4,6 +4,7 @@ import { defineConfig } from 'tsup';
 // modules lazily (dynamic import), which tsup splits into separate chunks.
 // The dashboard (src/dashboard) is a separate browser bundle in dist/dashboard, which the HTTP
 // gateway serves; its static files come from src/dashboard/public.
+// Every build is silent (`npm start` and `npm test` build first): errors are still printed.
 export default defineConfig([
   {
     entry: { cli: 'src/cli/main.ts', index: 'src/index.ts', yadon: 'src/cli/yadon-main.ts' },
@@ -14,6 +15,7 @@ export default defineConfig([
     sourcemap: true,
     clean: ['!dashboard/**', '!ignite-mime.cjs*', '!ignite-send.cjs*'],
     dts: false,
+    silent: true,
     banner: { js: '#!/usr/bin/env node' },
   },
   {
@@ -28,6 +30,7 @@ export default defineConfig([
     minify: true,
     clean: true,
     dts: false,
+    silent: true,
     tsconfig: 'src/dashboard/tsconfig.json',
     publicDir: 'src/dashboard/public',
   },
@@ -42,6 +45,7 @@ export default defineConfig([
     sourcemap: true,
     clean: false,
     dts: false,
+    silent: true,
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);
