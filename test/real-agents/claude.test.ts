@@ -1,5 +1,5 @@
-import { chown, copyFile, link, readFile, realpath, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentRunEvent, AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
 import { claudeBackend } from '../../src/agents/claude/claude-backend.js';
@@ -11,6 +11,7 @@ import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js
 import type { LoggedRequest } from '../../src/agents/model-endpoint/request-log.js';
 import { expectNoLiveChildren } from '../fixtures/process-children.js';
 import {
+  binaryFor,
   directive,
   endpointUsage,
   isAlive,
@@ -59,18 +60,10 @@ async function rig(
   const configDir = join(sandbox.home, '.claude');
   const wiring = wireClaude({ url, configDir });
   await writeWiringFiles(wiring.files, options.owner);
-  let command = bin ?? 'claude';
+  const binary = await binaryFor(options.owner, bin ?? 'claude');
+  const command = binary.path;
   const env = isolatedEnv(sandbox.home);
-  if (options.owner !== undefined) {
-    // writeWiringFiles creates the config folder as root; claude must write its state there.
-    await chown(configDir, options.owner.uid, options.owner.gid);
-    // The cache under /root is not reachable for another user: a hard link of the binary is (same file).
-    command = join(dirname(sandbox.home), 'claude');
-    // `.bin/claude` is a relative symlink: link the file it names.
-    const file = await realpath(bin ?? '');
-    await link(file, command).catch(() => copyFile(file, command));
-    env['USER'] = 'nobody';
-  }
+  if (options.owner !== undefined) env['USER'] = 'nobody';
   const runner = new CliAgentRunner({
     backend: claudeBackend,
     command,
@@ -101,6 +94,7 @@ async function rig(
     [Symbol.asyncDispose]: async () => {
       await endpoint.close();
       await sandbox[Symbol.asyncDispose]();
+      await binary[Symbol.asyncDispose]();
     },
   };
 }

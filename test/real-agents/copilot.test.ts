@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, link, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { wireCopilot } from '../../src/agents/copilot/copilot-wiring.js';
 import type { ConversationView } from '../../src/agents/model-endpoint/conversation.js';
 import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js';
 import {
+  binaryFor,
   gone,
   isolatedEnv,
   liveWith,
@@ -41,31 +42,13 @@ function nativeBinary(loaderBin: string): string {
   return join(modules, '@github', `copilot-linux-${process.arch}`, 'copilot');
 }
 
-/**
- * The binary `owner` can run: the cache sits under root's home, which other users cannot enter, so an
- * unprivileged run gets a hard link (or a copy) of the self-contained native executable in a temp dir.
- */
-async function binaryFor(
-  owner: Owner | undefined,
-  loaderBin: string,
-): Promise<{ path: string; [Symbol.asyncDispose](): Promise<void> }> {
-  if (owner === undefined) return { path: loaderBin, [Symbol.asyncDispose]: async () => undefined };
-  const dir = await mkdtemp(join(tmpdir(), 'musubi-copilot-bin-'));
-  await chmod(dir, 0o755);
-  const path = join(dir, 'copilot');
-  const target = nativeBinary(loaderBin);
-  await link(target, path).catch(() => copyFile(target, path));
-  await chmod(path, 0o755);
-  return { path, [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }) };
-}
-
 /** One real copilot against its own endpoint and sandbox. */
 async function harness(loaderBin: string, owner?: Owner) {
   const views: ConversationView[] = [];
   const endpoint = new ModelEndpoint({ dialects: recordingDialects(views) });
   const url = await endpoint.start();
   const sandbox = await makeSandbox(owner);
-  const binary = await binaryFor(owner, loaderBin);
+  const binary = await binaryFor(owner, loaderBin, nativeBinary(loaderBin));
   const wiring = wireCopilot({ url, configDir: join(sandbox.home, '.copilot') });
   await writeWiringFiles(wiring.files, owner);
   const runner = new CliAgentRunner({

@@ -1,7 +1,6 @@
-import { link, copyFile, mkdtemp, readFile, rm, chmod } from 'node:fs/promises';
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
@@ -11,6 +10,7 @@ import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js
 import { opencodeBackend } from '../../src/agents/opencode/opencode-backend.js';
 import { wireOpencode } from '../../src/agents/opencode/opencode-wiring.js';
 import {
+  binaryFor,
   gone,
   isolatedEnv,
   liveWith,
@@ -55,24 +55,6 @@ function killGroup(pgid: number): void {
   } catch {
     // Already gone.
   }
-}
-
-/**
- * The real binary where `owner` can run it: the cache sits under root's home, which other users cannot
- * enter, so an unprivileged run gets a hard link (or a copy) of the self-contained binary in a temp dir.
- */
-async function binaryFor(
-  owner: Owner | undefined,
-  realBin: string,
-): Promise<{ path: string; [Symbol.asyncDispose](): Promise<void> }> {
-  if (owner === undefined) return { path: realBin, [Symbol.asyncDispose]: async () => undefined };
-  const dir = await mkdtemp(join(tmpdir(), 'musubi-opencode-bin-'));
-  await chmod(dir, 0o755);
-  const path = join(dir, 'opencode');
-  const target = realpathSync(realBin);
-  await link(target, path).catch(() => copyFile(target, path));
-  await chmod(path, 0o755);
-  return { path, [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /** A proxy on loopback that refuses everything and remembers where each request wanted to go. */

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile, chown } from 'node:fs/promises';
+import { chmod, chown, copyFile, link, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
 import type { AgentBackend } from '../../src/agents/agent-runner.js';
@@ -215,3 +215,23 @@ export async function gone(check: () => string[], timeoutMs = 10_000): Promise<s
 
 /** The directive line that makes the endpoint answer with `behaviour`. */
 export const directive = (behaviour: unknown): string => `MUSUBI-MODEL: ${JSON.stringify(behaviour)}`;
+
+/**
+ * The binary `owner` can run. The cache sits under root's home, which other users cannot enter, so an
+ * unprivileged run gets a hard link (or a copy) of the self-contained executable `file` (symlinks resolved)
+ * in a temp folder; without an owner it is `launcher` as installed.
+ */
+export async function binaryFor(
+  owner: Owner | undefined,
+  launcher: string,
+  file: string = launcher,
+): Promise<{ path: string; [Symbol.asyncDispose](): Promise<void> }> {
+  if (owner === undefined) return { path: launcher, [Symbol.asyncDispose]: async () => undefined };
+  const dir = await mkdtemp(join(tmpdir(), 'musubi-cli-bin-'));
+  await chmod(dir, 0o755);
+  const path = join(dir, basename(launcher));
+  const target = await realpath(file);
+  await link(target, path).catch(() => copyFile(target, path));
+  await chmod(path, 0o755);
+  return { path, [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }) };
+}
