@@ -30,6 +30,8 @@ export interface ConversationView {
   readonly lastToolOutput?: string;
   /** The CLI asked for JSON output (Gemini `responseMimeType`, OpenAI `response_format`/`text.format`). */
   readonly wantsJson: boolean;
+  /** The JSON schema the answer must match, when the dialect reads one (Gemini `responseJsonSchema`). */
+  readonly jsonSchema?: unknown;
   /** The CLI's working directory when the dialect knows it; else the planner looks for it in the prompts. */
   readonly cwd?: string;
   /** Rough size of the whole request in characters, for the usage the endpoint reports. */

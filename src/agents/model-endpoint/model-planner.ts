@@ -5,6 +5,7 @@ import { decompositionReply, isDecompositionRequest } from '../scripted/decompos
 import { parseScript, type ScriptInstruction } from '../scripted/script-parser.js';
 import type { ConversationView, ModelAction, PlannedResponse } from './conversation.js';
 import { lastUserText } from './conversation.js';
+import { hasRequiredFields, minimalJson } from './minimal-json.js';
 import { behaviourFor, type EndpointScript, type ModelBehaviour } from './model-behaviour.js';
 import { chooseShellCall, chooseWriteCall, type ChosenCall } from './tool-choice.js';
 
@@ -153,6 +154,17 @@ function resolve(b: ModelBehaviour, s: PlanState): { action: ModelAction; isCut:
   }
 }
 
+/**
+ * A side request's text answer that the CLI validates against a schema (gemini's routing, next-speaker
+ * and loop checks, retried for over a minute when invalid): the minimal object of the schema unless the
+ * planned text already has every required field.
+ */
+function schemaValid(action: ModelAction, view: ConversationView): ModelAction {
+  const schema = view.jsonSchema;
+  if (schema === undefined || action.kind !== 'text' || hasRequiredFields(action.text, schema)) return action;
+  return text(JSON.stringify(minimalJson(schema)));
+}
+
 function tokens(chars: number): number {
   return Math.max(1, Math.ceil(chars / 4));
 }
@@ -178,7 +190,9 @@ export function planResponse(
   const key = createHash('sha256').update(prompt).update(`\0${view.toolResultsSinceUser}`).digest('hex');
   const isSideRequest = view.tools.length === 0;
   const attempt = isSideRequest ? 1 : attempts.next(key);
-  const { action, isCut } = resolve(behaviour, { view, prompt, attempt, isSideRequest });
+  const resolved = resolve(behaviour, { view, prompt, attempt, isSideRequest });
+  const { isCut } = resolved;
+  const action = isSideRequest ? schemaValid(resolved.action, view) : resolved.action;
   return {
     action,
     isCut,

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DialectRequestError } from '../dialect.js';
 import { ModelEndpoint } from '../model-endpoint.js';
-import { geminiGenerateDialect, geminiStatusName, minimalJson } from './gemini-generate.js';
+import { minimalJson } from '../minimal-json.js';
+import { geminiGenerateDialect, geminiStatusName } from './gemini-generate.js';
 
 const RECORDED = join(import.meta.dirname, '..', '..', '..', '..', 'test', 'fakes', 'recorded', 'gemini');
 const recordedSchema = z.object({ path: z.string(), body: z.record(z.string(), z.unknown()) });

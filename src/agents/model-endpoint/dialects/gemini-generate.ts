@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ConversationView, ModelAction, OfferedTool, PlannedResponse } from '../conversation.js';
 import { parseRequestBody, type Dialect, type DialectRequest } from '../dialect.js';
 import { SseWriter } from '../sse-writer.js';
+import { sendJson } from '../model-endpoint.js';
 
 /** Models the endpoint lists on `GET /v1beta/models` (gemini 0.61 validates nothing against it). */
 const LISTED_MODELS = [
@@ -60,15 +61,6 @@ const requestSchema = z.looseObject({
 });
 type Part = z.infer<typeof partSchema>;
 type Request = z.infer<typeof requestSchema>;
-
-/**
- * The JSON schema each view was asked to answer with (gemini's routing, next-speaker and loop checks),
- * so `write` can turn the planner's bare `{}` into an object the CLI's own validation accepts.
- */
-const SCHEMAS = new WeakMap<ConversationView, unknown>();
-
-/** Values for fields of gemini's side requests that a type default would get wrong (score is 1–100). */
-const KNOWN_FIELDS: Readonly<Record<string, unknown>> = { complexity_score: 1 };
 
 function textOfParts(parts: readonly Part[]): string[] {
   return parts.flatMap((p) => (typeof p.text === 'string' && p.thought !== true ? [p.text] : []));
@@ -128,60 +120,19 @@ function readView(body: unknown, model: string, stream: boolean): ConversationVi
     ...(lastToolOutput !== undefined && { lastToolOutput }),
     wantsJson: config?.responseMimeType === 'application/json' || schema !== undefined,
     ...(cwd !== undefined && { cwd }),
+    ...(schema !== undefined && { jsonSchema: schema }),
     inputChars: JSON.stringify(body).length,
   };
-  if (schema !== undefined) SCHEMAS.set(view, schema);
   return view;
 }
 
-/** The smallest value a JSON schema (OpenAPI or JSON-Schema spelling) accepts: required fields filled. */
-export function minimalJson(schema: unknown, field = ''): unknown {
-  if (Object.hasOwn(KNOWN_FIELDS, field)) return KNOWN_FIELDS[field];
-  if (typeof schema !== 'object' || schema === null) return null;
-  const s: Record<string, unknown> = { ...schema };
-  if (Array.isArray(s['enum']) && s['enum'].length > 0) return s['enum'][0];
-  const type = String(Array.isArray(s['type']) ? s['type'][0] : (s['type'] ?? 'object')).toLowerCase();
-  if (type === 'string') return 'musubi model endpoint';
-  if (type === 'integer' || type === 'number') return typeof s['minimum'] === 'number' ? s['minimum'] : 0;
-  if (type === 'boolean') return false;
-  if (type === 'array') return [];
-  const props = typeof s['properties'] === 'object' && s['properties'] !== null ? s['properties'] : {};
-  const required = Array.isArray(s['required']) ? s['required'].map(String) : Object.keys(props);
-  const out: Record<string, unknown> = {};
-  for (const [name, prop] of Object.entries(props))
-    if (required.includes(name)) out[name] = minimalJson(prop, name);
-  return out;
-}
-
 /** The model part of a planned text or tool action (errors and hangs never reach `write`). */
-function partOf(action: ModelAction, view: ConversationView): Record<string, unknown> {
+function partOf(action: ModelAction): Record<string, unknown> {
   if (action.kind === 'tool') {
     const args = action.freeform === undefined ? action.input : { ...action.input, input: action.freeform };
     return { functionCall: { id: action.callId, name: action.name, args } };
   }
-  const text = action.kind === 'text' ? action.text : '';
-  const schema = SCHEMAS.get(view);
-  // gemini validates the JSON of its side requests (routing, next speaker, loop check) and retries an
-  // answer that fails for over a minute: the planner's `{}` or a `reply` meant for the turn gets a
-  // minimal object of the schema instead.
-  if (schema !== undefined && view.tools.length === 0 && !hasRequiredFields(text, schema)) {
-    return { text: JSON.stringify(minimalJson(schema)) };
-  }
-  return { text };
-}
-
-/** The text is a JSON object with every top-level field the schema requires. */
-function hasRequiredFields(text: string, schema: unknown): boolean {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return false;
-  }
-  const expected = minimalJson(schema);
-  if (typeof expected !== 'object' || expected === null) return value !== null;
-  if (typeof value !== 'object' || value === null) return false;
-  return Object.keys(expected).every((k) => Object.hasOwn(value, k));
+  return { text: action.kind === 'text' ? action.text : '' };
 }
 
 function usageOf(planned: PlannedResponse): Record<string, number> {
@@ -191,12 +142,6 @@ function usageOf(planned: PlannedResponse): Record<string, number> {
     candidatesTokenCount: outputTokens,
     totalTokenCount: inputTokens + outputTokens,
   };
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 /**
@@ -276,7 +221,7 @@ export const geminiGenerateDialect: Dialect = {
     return readView(request.body, decodeURIComponent(m?.[1] ?? ''), m?.[2] === 'streamGenerateContent');
   },
   write: (res, planned, view) => {
-    const part = partOf(planned.action, view);
+    const part = partOf(planned.action);
     const meta = { modelVersion: view.model, responseId: randomUUID().replace(/-/g, '').slice(0, 22) };
     if (view.stream) {
       if (res.req.url?.includes('alt=sse') === true) return writeStream(res, planned, part, meta);
