@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { Logger } from '../../core/logger.js';
 import { MusubiError } from '../../core/errors.js';
 import type { ConversationView } from './conversation.js';
@@ -239,8 +240,7 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   if (size === 0) return undefined;
   const raw = Buffer.concat(chunks);
   const encoding = String(req.headers['content-encoding'] ?? '').toLowerCase();
-  const text =
-    encoding === '' || encoding === 'identity' ? raw.toString('utf8') : await decompress(raw, encoding);
+  const text = encoding === '' || encoding === 'identity' ? raw.toString('utf8') : decompress(raw, encoding);
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -248,11 +248,10 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-async function decompress(raw: Buffer, encoding: string): Promise<string> {
-  const zlib = await import('node:zlib');
-  if (encoding === 'gzip') return zlib.gunzipSync(raw).toString('utf8');
-  if (encoding === 'br') return zlib.brotliDecompressSync(raw).toString('utf8');
-  if (encoding === 'deflate') return zlib.inflateSync(raw).toString('utf8');
+function decompress(raw: Buffer, encoding: string): string {
+  if (encoding === 'gzip') return gunzipSync(raw).toString('utf8');
+  if (encoding === 'br') return brotliDecompressSync(raw).toString('utf8');
+  if (encoding === 'deflate') return inflateSync(raw).toString('utf8');
   if (encoding === 'zstd') throw new Error('zstd request bodies are not supported');
   throw new Error(`unknown content-encoding '${encoding}'`);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chooseShellCall, chooseWriteCall, shellQuote } from './tool-choice.js';
+import { shellQuote } from '../../core/shell-quote.js';
+import { chooseShellCall, chooseWriteCall } from './tool-choice.js';
 
 const file = { path: 'out/a.txt', absolute: '/w/out/a.txt', content: "it's\n" };
 const obj = (properties: Record<string, unknown>) => ({ type: 'object', properties });

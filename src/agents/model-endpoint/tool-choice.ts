@@ -1,3 +1,4 @@
+import { shellQuote } from '../../core/shell-quote.js';
 import type { OfferedTool } from './conversation.js';
 
 /** A tool call the endpoint makes: function arguments, or the text of a free-form tool. */
@@ -27,11 +28,6 @@ function typeOf(property: unknown): string | undefined {
 
 function firstKey(props: Record<string, unknown>, keys: readonly string[]): string | undefined {
   return keys.find((k) => Object.hasOwn(props, k));
-}
-
-/** The same text quoted for a POSIX shell (one argument, no expansion). */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./=:@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 function shellCall(

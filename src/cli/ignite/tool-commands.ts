@@ -31,8 +31,3 @@ export function toolCommands(): ToolCommands {
     mime: [process.execPath, ...(mime === undefined ? source('ignite-mime-main.ts') : [mime])],
   };
 }
-
-/** Quotes one word for a POSIX shell script. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
-}

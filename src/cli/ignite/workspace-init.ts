@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { FIXED_AGENTS } from '../../gateways/ignite/agent-names.js';
 import { instructionsFor } from '../../teams/org/org-instructions.js';
 import { orgAgents } from '../../teams/org/org-roles.js';
-import { shellQuote, toolCommands, type ToolCommands } from './tool-commands.js';
+import { shellQuote } from '../../core/shell-quote.js';
+import { toolCommands, type ToolCommands } from './tool-commands.js';
 
 /** The default `system.yaml` written by `ignite init` (every key optional; env and flags override). */
 const SYSTEM_YAML = `# IGNITE settings read by musubi's queue monitor (docs/ignite.md: defaults < this file < musubi.yaml < environment < flags).
