@@ -251,6 +251,8 @@ describe.skipIf(bin === undefined).concurrent(`real claude ${PINS.claude.version
     expect(result.usage).toMatchObject(endpointUsage(requests));
   });
 
+  if (!isRoot)
+    console.warn('SKIP real claude as root (acceptEdits and IS_SANDBOX cases): this process is not root');
   it.runIf(isRoot)(
     'runs as root with acceptEdits by default: edits work, shell commands are refused',
     { timeout: TEST_MS },

@@ -341,6 +341,7 @@ describe.skipIf(bin === undefined).concurrent(`real codex ${PINS.codex.version}`
     },
   );
 
+  if (!isRoot) console.warn('SKIP real codex as root: this process is not root');
   it.runIf(isRoot)('runs as root with the workspace-write sandbox', { timeout: TEST_MS }, async () => {
     await using r = await rig();
     const { result, argv } = await r.run({
