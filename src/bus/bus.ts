@@ -5,6 +5,7 @@ import type { BusEvent, StoredEvent } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { assertKvKey, assertMailboxName } from '../core/names.js';
+import { parseDeliveryId } from '../store/delivery-id.js';
 import type { DeadLetter, Delivery, KvWriteOptions, Store } from '../store/store.js';
 import type { Bus, KvState, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
 import { checkDeadLetterId, checkDeliveryId, checkDuration } from './bus-arguments.js';
@@ -138,7 +139,7 @@ export function createBus(options: CreateBusOptions): Bus {
   ): Promise<NackOutcome> => {
     assertOpen();
     const id = checkDeliveryId(deliveryId);
-    const attempt = attemptOf(id);
+    const { attempt } = parseDeliveryId(id);
     if (attempt >= config.retry.maxAttempts) {
       const reason = opts.reason ?? `failed ${attempt} times`;
       const deadLetter = await store.deadLetter(id, { reason });
@@ -279,12 +280,4 @@ export function createBus(options: CreateBusOptions): Bus {
     [Symbol.asyncDispose]: () => bus.close(),
   };
   return bus;
-}
-
-/** The attempt number encoded in a delivery id (`<mailbox>:<envelopeId>:<attempt>`). */
-function attemptOf(deliveryId: string): number {
-  const attempt = Number(deliveryId.slice(deliveryId.lastIndexOf(':') + 1));
-  if (!Number.isInteger(attempt) || attempt < 1)
-    throw new MusubiError('NOT_FOUND', `no delivery ${JSON.stringify(deliveryId)}`);
-  return attempt;
 }

@@ -5,6 +5,7 @@ import type { ConformanceContext } from './conformance/conformance-context.js';
 import { deadLetterCases } from './conformance/dead-letter-cases.js';
 import { discardCases } from './conformance/discard-cases.js';
 import { eventCases } from './conformance/event-cases.js';
+import { fencingCases } from './conformance/fencing-cases.js';
 import { inspectionCases } from './conformance/inspection-cases.js';
 import { kvCases } from './conformance/kv-cases.js';
 import { leaseCases } from './conformance/lease-cases.js';
@@ -64,6 +65,7 @@ export function describeStoreConformance(
     describe('leases', () => leaseCases(context));
     describe('take', () => takeCases(context));
     describe('dead letters', () => deadLetterCases(context));
+    describe('fencing', () => fencingCases(context));
     describe('discard', () => discardCases(context));
     describe('inspection', () => inspectionCases(context));
     describe('onAvailable', () => availableCases(context));

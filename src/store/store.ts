@@ -8,8 +8,9 @@ export interface AppendResult {
 }
 
 /**
- * One claimed message. `deliveryId` is the lease handle (`<mailbox>:<envelopeId>:<attempt>`): it names
- * exactly one delivery, so a holder whose lease expired and was re-claimed cannot ack the newer delivery.
+ * One claimed message. `deliveryId` is the lease handle (`<mailbox>:<envelopeId>:<seq>:<attempt>`, see
+ * store/delivery-id.ts): it names exactly one delivery forever, so a holder whose lease expired and was
+ * re-claimed — or whose message was dead-lettered and retried — cannot settle the newer delivery.
  * `envelope.attempt` counts deliveries including this one (1 on first delivery).
  */
 export interface Delivery {

@@ -151,7 +151,7 @@ describe('mcp - musubi mcp over stdio with the SDK client', () => {
     expect(badName.isError).toBe(true);
     expect(badName.text).toContain('MAILBOX_NAME_INVALID');
 
-    const unknown = await call(alice, 'ack', { deliveryId: 'alice:0000000000:1' });
+    const unknown = await call(alice, 'ack', { deliveryId: 'alice:0000000000:1:1' });
     expect(unknown.isError).toBe(true);
     expect(unknown.text).toMatch(/^NOT_FOUND: /);
     expect(unknown.value).toMatchObject({ error: { code: 'NOT_FOUND' } });

@@ -23,11 +23,11 @@ describe('mcp - agent presence', () => {
     await presence.online();
     await presence.receiveStarted();
     await presence.receiveEnded({
-      deliveryId: 'alice:m1:1',
+      deliveryId: 'alice:m1:1:1',
       messageId: 'm1',
       leaseUntil: Date.UTC(2027, 0, 1),
     });
-    await presence.settled('alice:m1:1');
+    await presence.settled('alice:m1:1:1');
     expect(writes).toEqual([
       { protocol: 'mcp', state: 'idle', currentTask: null },
       { state: 'waiting', currentTask: null },
@@ -41,7 +41,7 @@ describe('mcp - agent presence', () => {
     await presence.online();
     await presence.receiveStarted();
     await presence.receiveEnded({
-      deliveryId: 'alice:m1:1',
+      deliveryId: 'alice:m1:1:1',
       messageId: 'm1',
       leaseUntil: clock.now() + 1000,
     });

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { formatDeliveryId, parseDeliveryId } from '../delivery-id.js';
 import type { Store } from '../store.js';
 import { claimOne, envelope, expectCode, type ConformanceContext } from './conformance-context.js';
 
@@ -8,16 +9,19 @@ const MALFORMED_DELIVERY_IDS = [
   'bob:missing:1',
   'bob:m:0',
   'bob:m:-1',
-  'bob:m:1.5',
-  'bob:m:x',
-  'bob:m:1:2',
-  '::',
-  'bob/../x:m:1',
+  'bob:m:1',
+  'bob:m:1:1.5',
+  'bob:m:1:x',
+  'bob:m:0:1',
+  'bob:m:x:1',
+  'bob:m:1:2:3',
+  ':::',
+  'bob/../x:m:1:1',
   'x'.repeat(10_000),
 ];
 
 /** Every verb that takes a delivery id, so each error case is checked against all of them. */
-function deliveryVerbs(store: Store): Record<string, (deliveryId: string) => Promise<unknown>> {
+export function deliveryVerbs(store: Store): Record<string, (deliveryId: string) => Promise<unknown>> {
   return {
     ack: (id) => store.ack(id),
     nack: (id) => store.nack(id, { delayMs: 0 }),
@@ -118,9 +122,14 @@ export function leaseCases({ test, store, clock, passTime }: ConformanceContext)
   test('rejects NOT_FOUND for unknown, malformed and never-issued delivery ids', async () => {
     await store().append('bob', envelope('m'));
     const delivery = await claimOne(store(), 'bob');
-    const neverIssued = 'bob:m:2';
+    const ref = parseDeliveryId(delivery.deliveryId);
+    const neverIssued = [
+      formatDeliveryId({ ...ref, attempt: ref.attempt + 1 }),
+      formatDeliveryId({ ...ref, seq: ref.seq + 1_000 }),
+      formatDeliveryId({ ...ref, envelopeId: 'other' }),
+    ];
     for (const [name, verb] of Object.entries(deliveryVerbs(store()))) {
-      for (const id of [...MALFORMED_DELIVERY_IDS, neverIssued]) {
+      for (const id of [...MALFORMED_DELIVERY_IDS, ...neverIssued]) {
         await expectCode(() => verb(id), 'NOT_FOUND').catch((err: unknown) => {
           throw new Error(`${name}(${JSON.stringify(id.slice(0, 40))}): ${String(err)}`, { cause: err });
         });

@@ -119,10 +119,12 @@ export function messageCases({ test, store, clock }: ConformanceContext): void {
     expect(await store().claim('bob', { leaseMs: 1_000 })).toBeNull();
   });
 
-  test('names each delivery <mailbox>:<envelope id>:<attempt> and leases it for leaseMs', async () => {
-    await store().append('bob', envelope('m-1'));
+  test('names each delivery <mailbox>:<envelope id>:<seq>:<attempt> and leases it for leaseMs', async () => {
+    const { seq } = await store().append('bob', envelope('m-1'));
     const delivery = await claimOne(store(), 'bob', 2_500);
-    expect(delivery.deliveryId).toBe('bob:m-1:1');
+    expect(delivery.deliveryId).toBe(`bob:m-1:${seq}:1`);
+    const [peeked] = await store().peek('bob');
+    expect(peeked?.seq).toBe(seq);
     expect(delivery.mailbox).toBe('bob');
     expect(delivery.leaseUntil).toBe(clock().now() + 2_500);
   });

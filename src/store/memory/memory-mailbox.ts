@@ -1,6 +1,5 @@
 import type { Envelope } from '../../core/envelope.js';
-import { MusubiError } from '../../core/errors.js';
-import { formatDeliveryId, type DeliveryRef } from '../delivery-id.js';
+import { formatDeliveryId, leaseProblem, type DeliveryRef } from '../delivery-id.js';
 import type { DeadLetter, Delivery, MailboxCounts, MessageState, StoredMessage } from '../store.js';
 import { BinaryHeap } from './binary-heap.js';
 
@@ -89,15 +88,17 @@ export class MemoryMailbox {
    */
   leased(ref: DeliveryRef, now: number): MessageRecord {
     const record = this.messages.get(ref.envelopeId);
-    if (record === undefined || ref.attempt > record.attempt) {
-      throw new MusubiError('NOT_FOUND', `no such delivery: ${ref.mailbox}/${ref.envelopeId}#${ref.attempt}`);
-    }
-    if (ref.attempt < record.attempt || !record.isLeased || record.availableAt <= now) {
-      throw new MusubiError(
-        'LEASE_EXPIRED',
-        `lease of ${ref.mailbox}/${ref.envelopeId}#${ref.attempt} has ended`,
-      );
-    }
+    const current =
+      record === undefined
+        ? undefined
+        : {
+            seq: record.seq,
+            attempt: record.attempt,
+            isLeased: record.isLeased,
+            leaseUntil: record.availableAt,
+          };
+    const problem = leaseProblem(ref, current, now);
+    if (problem !== null || record === undefined) throw problem;
     return record;
   }
 
@@ -162,6 +163,7 @@ export class MemoryMailbox {
       deliveryId: formatDeliveryId({
         mailbox: this.name,
         envelopeId: record.envelope.id,
+        seq: record.seq,
         attempt: record.attempt,
       }),
       mailbox: this.name,

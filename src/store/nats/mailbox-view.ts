@@ -152,7 +152,12 @@ export function envelopeOf(entry: MessageEntry): Envelope {
 export function deliveryOf(entry: MessageEntry): Delivery {
   const { mailbox, attempt, availableAt } = entry.record;
   return {
-    deliveryId: formatDeliveryId({ mailbox, envelopeId: entry.record.envelope.id, attempt }),
+    deliveryId: formatDeliveryId({
+      mailbox,
+      envelopeId: entry.record.envelope.id,
+      seq: entry.position,
+      attempt,
+    }),
     mailbox,
     envelope: envelopeOf(entry),
     leaseUntil: availableAt,

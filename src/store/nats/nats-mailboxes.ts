@@ -2,7 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { AvailableListeners } from '../available-listeners.js';
-import { parseDeliveryId, type DeliveryRef } from '../delivery-id.js';
+import { leaseProblem, parseDeliveryId, type DeliveryRef } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery } from '../store.js';
 import { envelopeSubjects, messageSubject, type JournalNames } from './journal-names.js';
 import type { JournalRecord, MessageRecord } from './journal-record.js';
@@ -39,16 +39,22 @@ function changed<Op extends MessageRecord['op']>(
 }
 
 /** NOT_FOUND or LEASE_EXPIRED when `entry` does not hold the live lease `ref` names, else null. */
-function leaseProblem(ref: DeliveryRef, entry: MessageEntry | undefined, now: number): MusubiError | null {
-  const name = `${ref.mailbox}/${ref.envelopeId}#${ref.attempt}`;
+function entryLeaseProblem(
+  ref: DeliveryRef,
+  entry: MessageEntry | undefined,
+  now: number,
+): MusubiError | null {
   const record = entry?.record;
-  if (record === undefined || record.op === 'dead' || ref.attempt > record.attempt) {
-    return new MusubiError('NOT_FOUND', `no such delivery: ${name}`);
-  }
-  if (ref.attempt < record.attempt || !record.isLeased || record.availableAt <= now) {
-    return new MusubiError('LEASE_EXPIRED', `lease of ${name} has ended`);
-  }
-  return null;
+  const current =
+    entry === undefined || record === undefined || record.op === 'dead'
+      ? undefined
+      : {
+          seq: entry.position,
+          attempt: record.attempt,
+          isLeased: record.isLeased,
+          leaseUntil: record.availableAt,
+        };
+  return leaseProblem(ref, current, now);
 }
 
 /** True when a claim could hand out `entry`'s message at `now`: live, no delay left, no live lease. */
@@ -274,7 +280,7 @@ export class NatsMailboxes {
     let isFresh = false;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
-      const problem = leaseProblem(ref, entry, now);
+      const problem = entryLeaseProblem(ref, entry, now);
       if (problem !== null && isFresh) throw problem;
       if (problem === null && entry !== undefined) {
         const record = make(entry, now);

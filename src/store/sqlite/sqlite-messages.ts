@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { priorityRank, type Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
-import { formatDeliveryId, type DeliveryRef } from '../delivery-id.js';
+import { formatDeliveryId, leaseProblem, type DeliveryRef } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery } from '../store.js';
 import type { EnvelopeCache } from './envelope-cache.js';
 import type { SqliteEventLog } from './sqlite-event-log.js';
@@ -9,9 +9,10 @@ import { decodeEnvelope, deadRow, deliveryStateRow, leasedRow, parseRow, seqRow 
 import { MessageRowState } from './sqlite-schema.js';
 
 /** Matches the row holding the live lease named by a delivery ref (see MessageRowState). */
-const LEASED = `mailbox = @mailbox AND id = @id AND attempt = @attempt AND state = 1 AND is_leased = 1 AND available_at > @now`;
+const LEASED = `seq = @seq AND mailbox = @mailbox AND id = @id AND attempt = @attempt AND state = 1 AND is_leased = 1 AND available_at > @now`;
 
 interface LeaseParams {
+  seq: number;
   mailbox: string;
   id: string;
   attempt: number;
@@ -97,7 +98,9 @@ export class SqliteMessages {
       'UPDATE messages SET state = 2, is_leased = 0, dead_reason = @reason, dead_at = @now ' +
         `WHERE ${LEASED} RETURNING seq, mailbox, attempt, envelope, dead_reason, dead_at`,
     );
-    this.#deliveryState = db.prepare('SELECT attempt, state FROM messages WHERE mailbox = ? AND id = ?');
+    this.#deliveryState = db.prepare(
+      'SELECT seq, attempt, state, is_leased, available_at FROM messages WHERE mailbox = ? AND id = ?',
+    );
     this.#deadById = db.prepare(
       'SELECT seq, mailbox, attempt, envelope, dead_reason, dead_at FROM messages ' +
         'WHERE id = ? AND state = 2 ORDER BY dead_at, seq',
@@ -260,7 +263,7 @@ export class SqliteMessages {
     const { seq, attempt, envelope: text, available_at: leaseUntil } = parseRow(leasedRow, row, where);
     const envelope = this.#cache.decode(seq, text, attempt, where);
     return {
-      deliveryId: formatDeliveryId({ mailbox, envelopeId: envelope.id, attempt }),
+      deliveryId: formatDeliveryId({ mailbox, envelopeId: envelope.id, seq, attempt }),
       mailbox,
       envelope,
       leaseUntil,
@@ -272,20 +275,35 @@ export class SqliteMessages {
    * works out whether the delivery is gone (NOT_FOUND) or its lease ended (LEASE_EXPIRED) and throws.
    */
   #leaseWrite<T>(ref: DeliveryRef, now: number, write: (params: LeaseParams) => T | false): T {
-    const result = write({ mailbox: ref.mailbox, id: ref.envelopeId, attempt: ref.attempt, now });
+    const result = write({
+      seq: ref.seq,
+      mailbox: ref.mailbox,
+      id: ref.envelopeId,
+      attempt: ref.attempt,
+      now,
+    });
     if (result !== false) return result;
-    throw this.#leaseFailure(ref);
+    throw this.#leaseFailure(ref, now);
   }
 
-  #leaseFailure(ref: DeliveryRef): MusubiError {
+  #leaseFailure(ref: DeliveryRef, now: number): MusubiError {
     const row = this.#deliveryState.get(ref.mailbox, ref.envelopeId);
+    const found = row === undefined ? undefined : parseRow(deliveryStateRow, row, `messages ${ref.mailbox}`);
     const current =
-      row === undefined ? undefined : parseRow(deliveryStateRow, row, `messages ${ref.mailbox}`);
-    const name = formatDeliveryId(ref);
-    if (current === undefined || current.state >= MessageRowState.dead || ref.attempt > current.attempt) {
-      return new MusubiError('NOT_FOUND', `no such delivery: ${name}`);
-    }
-    return new MusubiError('LEASE_EXPIRED', `the lease of delivery ${name} has ended`);
+      found === undefined || found.state >= MessageRowState.dead
+        ? undefined
+        : {
+            seq: found.seq,
+            attempt: found.attempt,
+            isLeased: found.is_leased === 1,
+            leaseUntil: found.available_at,
+          };
+    // The guarded statement and leaseProblem test the same conditions; a row that passes one and not the
+    // other can only be a lease that ended between the two reads.
+    return (
+      leaseProblem(ref, current, now) ??
+      new MusubiError('LEASE_EXPIRED', `the lease of delivery ${formatDeliveryId(ref)} has ended`)
+    );
   }
 }
 

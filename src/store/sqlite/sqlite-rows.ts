@@ -11,7 +11,13 @@ import { busEventSchema, type StoredEvent } from '../../core/events.js';
 const int = z.number().int();
 
 export const seqRow = z.object({ seq: int });
-export const deliveryStateRow = z.object({ attempt: int, state: int });
+export const deliveryStateRow = z.object({
+  seq: int,
+  attempt: int,
+  state: int,
+  is_leased: int,
+  available_at: int,
+});
 export const leasedRow = z.object({ seq: int, attempt: int, envelope: z.string(), available_at: int });
 export const peekRow = z.object({
   seq: int,
