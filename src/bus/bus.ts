@@ -9,6 +9,7 @@ import { parseDeliveryId } from '../store/delivery-id.js';
 import type { DeadLetter, Delivery, KvWriteOptions, Store } from '../store/store.js';
 import type { Bus, KvState, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
 import { checkDeadLetterId, checkDeliveryId, checkDuration } from './bus-arguments.js';
+import { consumeMailbox } from './consumer.js';
 import { MailboxWaiters } from './mailbox-waiters.js';
 import { backoffDelayMs, type RetryConfig } from './retry-policy.js';
 
@@ -247,6 +248,11 @@ export function createBus(options: CreateBusOptions): Bus {
       assertOpen();
       if (opts.mailbox !== undefined) assertMailboxName(opts.mailbox);
       return store.listDeadLetters(opts);
+    },
+    async consume(mailboxName, handler, consumeOptions) {
+      assertOpen();
+      const mailbox = assertMailboxName(mailboxName);
+      return consumeMailbox({ bus, clock, logger: log }, mailbox, handler, consumeOptions);
     },
     async retryDeadLetter(envelopeId) {
       assertOpen();

@@ -28,6 +28,53 @@ export type NackOutcome =
   | { readonly outcome: 'retry'; readonly delayMs: number }
   | { readonly outcome: 'dead-lettered'; readonly deadLetter: DeadLetter };
 
+/** How one delivery should be settled, as its handler decided. */
+export type ConsumeVerdict =
+  | { readonly kind: 'ack' }
+  /** Give it back: the retry policy's backoff unless `delayMs`, dead-lettered once attempts are used up. */
+  | { readonly kind: 'nack'; readonly reason?: string; readonly delayMs?: number }
+  | { readonly kind: 'dead-letter'; readonly reason: string }
+  /** Leave it leased: the lease runs out and the message is delivered again (stopping mid-work). */
+  | { readonly kind: 'abandon' };
+
+/** What the consumer did with a delivery once its handler was done. */
+export type Settlement =
+  | { readonly kind: 'acked' }
+  | { readonly kind: 'nacked'; readonly outcome: NackOutcome }
+  | { readonly kind: 'dead-lettered'; readonly deadLetter: DeadLetter }
+  | { readonly kind: 'abandoned' }
+  /** The lease was lost while the handler ran (extension refused, or settling it failed). */
+  | { readonly kind: 'lost'; readonly error: unknown };
+
+/** What a handler gets beside its delivery. */
+export interface ConsumeContext {
+  /** Aborts when the consumer stops or the delivery's lease is lost: the work should end. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Handles one delivery and says how to settle it; resolving nothing acks. A throw nacks with the
+ * error's message as reason — unless the context's signal has aborted, then the delivery is abandoned.
+ */
+export type ConsumeHandler = (
+  delivery: Delivery,
+  context: ConsumeContext,
+) => Promise<ConsumeVerdict | undefined | void>;
+
+/** Options of {@link Bus.consume}. */
+export interface ConsumeOptions {
+  /** Stops the consumer: no new claims; handlers running see their context signal abort. */
+  readonly signal: AbortSignal;
+  /** Lease of each claim; the bus's default when left out. */
+  readonly leaseMs?: number;
+  /** Renew the lease every third of it (at least every second) while the handler runs. Default true. */
+  readonly autoExtend?: boolean;
+  /** Deliveries handled at once. Default 1. */
+  readonly concurrency?: number;
+  /** Called after each delivery is settled (errors it throws are logged). */
+  readonly onSettled?: (delivery: Delivery, settlement: Settlement) => void | Promise<void>;
+}
+
 /**
  * The bus: mailboxes with leases, retries with backoff and dead letters, over one Store.
  * Every name and envelope is validated here (MAILBOX_NAME_INVALID, ENVELOPE_INVALID) before the store
@@ -67,6 +114,12 @@ export interface Bus extends AsyncDisposable {
   count(mailbox: string): Promise<MailboxCounts>;
   listMailboxes(): Promise<MailboxCounts[]>;
   listDeadLetters(options?: { readonly mailbox?: string; readonly limit?: number }): Promise<DeadLetter[]>;
+  /**
+   * Consumes `mailbox` until `options.signal` aborts or the bus closes (see bus/consumer.ts): claims
+   * under a lease renewed while `handler` runs, and acks, nacks (retry policy), dead-letters or abandons
+   * each delivery as the handler decides. Rejects MAILBOX_NAME_INVALID at once for a bad name.
+   */
+  consume(mailbox: string, handler: ConsumeHandler, options: ConsumeOptions): Promise<void>;
   /** Moves every dead letter with this envelope id back into its mailbox (attempt 0); NOT_FOUND when none. */
   retryDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
   /** Deletes every dead letter with this envelope id, freeing the id; NOT_FOUND when none. */

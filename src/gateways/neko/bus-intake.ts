@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Bus } from '../../bus/bus.types.js';
 import { isMusubiError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
@@ -11,13 +10,9 @@ import { originHeaders } from '../bridging/origin-protocol.js';
 import { RESULT_TYPE } from '../bridging/yadon-task.js';
 import { channelAgentName } from './neko-events.js';
 
-/** How long one receive waits before the loop looks at its stop signal again. */
-const RECEIVE_WAIT_MS = 30_000;
-const RECEIVE_ERROR_PAUSE_MS = 1_000;
-
 /** Collaborators of {@link NekoBusIntake}. */
 export interface NekoBusIntakeOptions {
-  readonly bus: Pick<Bus, 'receive' | 'ack' | 'nack' | 'send'>;
+  readonly bus: Pick<Bus, 'consume' | 'send'>;
   readonly registry: Pick<TaskRegistry, 'onChange'>;
   readonly executor: Pick<ExecutorTeam, 'owner' | 'channels' | 'flags' | 'dispatch'>;
   readonly logger: Logger;
@@ -64,24 +59,18 @@ export class NekoBusIntake {
   }
 
   async #run(channel: Channel): Promise<void> {
-    const signal = this.#stop.signal;
     const mailbox = channelAgentName(channel.id);
-    while (!signal.aborted) {
-      let delivery: Delivery | null;
-      try {
-        delivery = await this.#o.bus.receive(mailbox, { timeoutMs: RECEIVE_WAIT_MS, signal });
-      } catch (err) {
-        if (signal.aborted || isMusubiError(err, 'BUS_CLOSED')) return;
-        this.#o.logger.error({ err, agentId: mailbox }, 'receiving from the channel mailbox failed');
-        await delay(RECEIVE_ERROR_PAUSE_MS, undefined, { signal }).catch(() => undefined);
-        continue;
-      }
-      if (delivery === null) continue;
-      await this.#handle(channel, delivery).catch(async (err: unknown) => {
-        this.#o.logger.error({ err, messageId: delivery.envelope.id }, 'bus message not dispatched');
-        await this.#o.bus.nack(delivery.deliveryId).catch(() => undefined);
+    await this.#o.bus
+      .consume(mailbox, (delivery) => this.#handle(channel, delivery), {
+        signal: this.#stop.signal,
+        onSettled: (delivery, settlement) => {
+          if (settlement.kind === 'nacked')
+            this.#o.logger.error({ messageId: delivery.envelope.id }, 'bus message not dispatched');
+        },
+      })
+      .catch((err: unknown) => {
+        if (!isMusubiError(err, 'BUS_CLOSED')) throw err;
       });
-    }
   }
 
   async #handle(channel: Channel, delivery: Delivery): Promise<void> {
@@ -99,7 +88,6 @@ export class NekoBusIntake {
         body: JSON.stringify({ status: 'refused', channel: channel.id, error: this.#refusal(channel, plan) }),
       });
     }
-    await this.#o.bus.ack(delivery.deliveryId);
   }
 
   #refusal(channel: Channel, plan: unknown): string {

@@ -1,4 +1,4 @@
-import type { Bus } from '../../bus/bus.types.js';
+import type { Bus, ConsumeVerdict, Settlement } from '../../bus/bus.types.js';
 import type { Clock } from '../../core/clock.js';
 import { isMusubiError } from '../../core/errors.js';
 import type { IdGenerator } from '../../core/ids.js';
@@ -13,15 +13,12 @@ import {
 } from '../../teams/three-phase/result-doc.js';
 import { yadonResultEnvelope, yadonTaskOf } from '../bridging/yadon-task.js';
 import { CONNECTION_ERROR_PREFIX } from './agent-request.js';
-import { keepLeaseAlive } from './lease-keeper.js';
 import { decodeTaskMessage, encodeTaskMessage, SOCKET_TASK_TYPE } from './task-message.js';
 import { DEFAULT_RETENTION_MS, TaskRecords } from './task-records.js';
 
 /** The sender name of socket submissions on the bus. */
 const SOCKET_SENDER = 'yadon-socket';
 const DEFAULT_LEASE_MS = 60_000;
-const RECEIVE_WAIT_MS = 30_000;
-const LOOP_ERROR_PAUSE_MS = 1_000;
 
 /** What `get_result` finds for a task id. */
 export type TaskLookup =
@@ -72,6 +69,8 @@ export class TaskQueue {
   readonly #waiters = new Map<string, (doc: ResultDoc | ErrorDoc) => void>();
   readonly #stop = new AbortController();
   #current: string | null = null;
+  /** Crashed tasks waiting for their nack's outcome, by delivery id. */
+  readonly #crashed = new Map<string, { readonly claimed: Claimed; readonly reason: string }>();
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -142,45 +141,19 @@ export class TaskQueue {
   }
 
   async #run(): Promise<void> {
-    const signal = this.#stop.signal;
-    while (!signal.aborted) {
-      let delivery: Delivery | null;
-      try {
-        delivery = await this.#o.bus.receive(this.#o.agent, {
-          timeoutMs: RECEIVE_WAIT_MS,
-          leaseMs: this.#leaseMs(),
-          signal,
-        });
-      } catch (err) {
-        if (signal.aborted || isMusubiError(err, 'BUS_CLOSED')) return;
-        this.#log.error({ err }, 'receiving from the mailbox failed');
-        await this.#pause(LOOP_ERROR_PAUSE_MS);
-        continue;
-      }
-      if (delivery !== null)
-        await this.#handle(delivery).catch((err: unknown) =>
-          this.#log.error({ err }, 'task handling failed'),
-        );
-    }
+    await this.#o.bus
+      .consume(this.#o.agent, (delivery, { signal }) => this.#handle(delivery, signal), {
+        signal: this.#stop.signal,
+        leaseMs: this.#leaseMs(),
+        onSettled: (delivery, settlement) => this.#afterSettled(delivery, settlement),
+      })
+      .catch((err: unknown) => {
+        if (!isMusubiError(err, 'BUS_CLOSED')) throw err;
+      });
   }
 
   #leaseMs(): number {
     return this.#o.leaseMs ?? DEFAULT_LEASE_MS;
-  }
-
-  #pause(ms: number): Promise<void> {
-    const signal = this.#stop.signal;
-    return new Promise((resolve) => {
-      const onAbort = (): void => {
-        timer.cancel();
-        resolve();
-      };
-      const timer = this.#o.clock.setTimer(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
   }
 
   /** The task a delivery carries, or null when it must not run (finished, or cleared by a restart). */
@@ -210,12 +183,11 @@ export class TaskQueue {
     return { task, submission: envelope.id, replyTo: envelope.from };
   }
 
-  async #handle(delivery: Delivery): Promise<void> {
+  async #handle(delivery: Delivery, signal: AbortSignal): Promise<ConsumeVerdict> {
     const claimed = await this.#claimed(delivery);
     if (claimed === null) {
       this.#log.info({ messageId: delivery.envelope.id }, 'skipping a message with no task to run');
-      await this.#o.bus.ack(delivery.deliveryId);
-      return;
+      return { kind: 'ack' };
     }
     const { task, submission } = claimed;
     const now = this.#o.clock.now();
@@ -233,42 +205,40 @@ export class TaskQueue {
       }),
     );
     this.#current = task.id;
-    const keepAlive = keepLeaseAlive({
-      bus: this.#o.bus,
-      clock: this.#o.clock,
-      logger: this.#log,
-      deliveryId: delivery.deliveryId,
-      leaseMs: this.#leaseMs(),
-    });
     let outcome: TaskOutcome;
     try {
-      outcome = await this.#o.execute(task, this.#stop.signal);
+      outcome = await this.#o.execute(task, signal);
     } catch (err) {
       this.#log.error({ err, taskId: task.id }, 'task execution failed');
       const detail = err instanceof Error ? err.message : String(err);
       outcome = { kind: 'done', doc: errorDoc(this.#o.agent, `${CONNECTION_ERROR_PREFIX}${detail}`) };
     } finally {
-      keepAlive.cancel();
       this.#current = null;
     }
-    if (outcome.kind === 'canceled') return; // the host is stopping: the restart rules apply
+    // The host is stopping (or the lease was lost): the restart rules apply.
+    if (outcome.kind === 'canceled') return { kind: 'abandon' };
     if (outcome.kind === 'crashed') {
-      const nack = await this.#o.bus.nack(delivery.deliveryId, { reason: outcome.reason });
-      this.#log.warn(
-        { taskId: task.id, reason: outcome.reason, outcome: nack.outcome },
-        'agent crashed during a task',
-      );
-      if (nack.outcome === 'retry') {
-        await this.#records.update(task.id, submission, (r) => ({ ...r, state: 'queued' }));
-        return;
-      }
-      await this.#finish(claimed, this.#o.onGaveUp(task, outcome.reason));
-      return;
+      this.#crashed.set(delivery.deliveryId, { claimed, reason: outcome.reason });
+      return { kind: 'nack', reason: outcome.reason };
     }
     await this.#finish(claimed, outcome.doc);
-    await this.#o.bus
-      .ack(delivery.deliveryId)
-      .catch((err: unknown) => this.#log.warn({ err, taskId: task.id }, 'ack failed'));
+    return { kind: 'ack' };
+  }
+
+  /** After a crashed task's nack: queued again for its retry, or reported as given up. */
+  async #afterSettled(delivery: Delivery, settlement: Settlement): Promise<void> {
+    const crash = this.#crashed.get(delivery.deliveryId);
+    this.#crashed.delete(delivery.deliveryId);
+    if (crash === undefined || settlement.kind !== 'nacked') return;
+    const { claimed, reason } = crash;
+    const { task, submission } = claimed;
+    const { outcome } = settlement.outcome;
+    this.#log.warn({ taskId: task.id, reason, outcome }, 'agent crashed during a task');
+    if (outcome === 'retry') {
+      await this.#records.update(task.id, submission, (r) => ({ ...r, state: 'queued' }));
+      return;
+    }
+    await this.#finish(claimed, this.#o.onGaveUp(task, reason));
   }
 
   async #finish(claimed: Claimed, doc: ResultDoc | ErrorDoc): Promise<void> {

@@ -1,5 +1,5 @@
 import type { AgentRunner, AgentRunResult } from '../../agents/agent-runner.js';
-import type { Bus } from '../../bus/bus.types.js';
+import type { Bus, ConsumeVerdict } from '../../bus/bus.types.js';
 import type { Clock } from '../../core/clock.js';
 import { createDeadlineSignal } from '../../core/deadline-signal.js';
 import { isMusubiError, MusubiError } from '../../core/errors.js';
@@ -10,7 +10,6 @@ import { shortText } from './yadon-phase-tracker.js';
 
 /** The scribe's name, which is also its bus mailbox. */
 export const SCRIBE = 'scribe';
-const RECEIVE_WAIT_MS = 30_000;
 /** A lease outlasts the longest turn, so a slow turn is never handed to a second attempt meanwhile. */
 const LEASE_MARGIN_MS = 30_000;
 
@@ -29,39 +28,41 @@ export async function runScribe(o: {
   readonly logger: Logger;
 }): Promise<void> {
   const log = o.logger.child({ component: 'demo.scribe', agentId: SCRIBE });
-  while (!o.signal.aborted) {
-    let delivery;
-    try {
-      delivery = await o.bus.receive(SCRIBE, {
-        timeoutMs: RECEIVE_WAIT_MS,
+  await o.bus
+    .consume(
+      SCRIBE,
+      async (delivery, { signal }): Promise<ConsumeVerdict> => {
+        let result: AgentRunResult | undefined;
+        try {
+          result = await o.runner.run({
+            prompt: delivery.envelope.body,
+            cwd: o.projectDir,
+            timeoutMs: o.turnTimeoutMs,
+            signal,
+          });
+        } catch (err) {
+          log.warn({ err, messageId: delivery.envelope.id }, 'scribe turn could not start');
+        }
+        // Stopping mid-turn leaves the lease to run out: the message is redelivered on the next start.
+        if (signal.aborted) return { kind: 'abandon' };
+        if (result !== undefined && !result.isError) return { kind: 'ack' };
+        const reason = result === undefined ? 'turn could not start' : shortText(result.text, 200);
+        return { kind: 'nack', reason };
+      },
+      {
+        signal: o.signal,
         leaseMs: o.turnTimeoutMs + LEASE_MARGIN_MS,
-        signal: o.signal,
-      });
-    } catch (err) {
-      if (o.signal.aborted || isMusubiError(err, 'BUS_CLOSED')) return;
-      throw err;
-    }
-    if (delivery === null) continue;
-    let result: AgentRunResult | undefined;
-    try {
-      result = await o.runner.run({
-        prompt: delivery.envelope.body,
-        cwd: o.projectDir,
-        timeoutMs: o.turnTimeoutMs,
-        signal: o.signal,
-      });
-    } catch (err) {
-      log.warn({ err, messageId: delivery.envelope.id }, 'scribe turn could not start');
-    }
-    // Stopping mid-turn leaves the lease to run out: the message is redelivered on the next start.
-    if (o.signal.aborted) return;
-    if (result !== undefined && !result.isError) await o.bus.ack(delivery.deliveryId);
-    else {
-      const reason = result === undefined ? 'turn could not start' : shortText(result.text, 200);
-      const outcome = await o.bus.nack(delivery.deliveryId, { reason });
-      log.info({ messageId: delivery.envelope.id, outcome: outcome.outcome, reason }, 'scribe turn failed');
-    }
-  }
+        autoExtend: false,
+        onSettled: (delivery, settlement) => {
+          if (settlement.kind !== 'nacked') return;
+          const { outcome } = settlement.outcome;
+          log.info({ messageId: delivery.envelope.id, outcome }, 'scribe turn failed');
+        },
+      },
+    )
+    .catch((err: unknown) => {
+      if (!isMusubiError(err, 'BUS_CLOSED')) throw err;
+    });
 }
 
 /** How the changelog task went, as the lead saw it on the bus. */
