@@ -189,6 +189,107 @@ describe('musubi ignite (CLI processes)', () => {
     await waitFor(() => orphan === undefined || !isProcessAlive(orphan), 5000, 'orphan gone');
   }, 90_000);
 
+  it('writes the original bodies for plan, notify and work-on, byte for byte but for Message-ID and Date', async () => {
+    const file = async (args: readonly string[]): Promise<string> => {
+      const run = await runCli(['ignite', ...args, '-w', ws.workspace], { cwd: ws.workspace });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const path = /^✓ (\S+)\n$/.exec(run.stdout)?.[1] ?? '';
+      return maskVolatile(await readFile(path, 'utf8'));
+    };
+    const headers = (to: string, type: string, priority: string, extra: readonly string[] = []): string =>
+      [
+        'MIME-Version: 1.0',
+        'Message-ID: <X>',
+        'From: user',
+        `To: ${to}`,
+        'Date: <X>',
+        `X-IGNITE-Type: ${type}`,
+        `X-IGNITE-Priority: ${priority}`,
+        ...extra,
+        'Content-Type: text/x-yaml; charset=utf-8',
+        'Content-Transfer-Encoding: 8bit',
+        '',
+        '',
+      ].join('\n');
+    expect(await file(['plan', '認証機能を実装 "v2"', '-c', 'JWT認証、セッション管理'])).toBe(
+      `${headers('leader', 'user_goal', 'high')}goal: "認証機能を実装 \\"v2\\""\ncontext: "JWT認証、セッション管理"`,
+    );
+    expect(await file(['plan', 'READMEファイルを作成する'])).toBe(
+      `${headers('leader', 'user_goal', 'high')}goal: "READMEファイルを作成する"`,
+    );
+    expect(await file(['notify', 'ignitian-2', 'line 1\nline 2'])).toBe(
+      `${headers('ignitian_2', 'notification', 'normal')}message: |\n  line 1\n  line 2`,
+    );
+    expect(await file(['work-on', '42', '-r', 'owner/repo'])).toBe(
+      `${headers('leader', 'github_task', 'high', ['X-IGNITE-Repository: owner/repo', 'X-IGNITE-Issue: 42'])}` +
+        'trigger: auto\nrepository: owner/repo\nissue_number: 42\nrequested_by: user\n' +
+        'trigger_comment: "work-onコマンドによる手動トリガー"\nbranch_prefix: "ignite/"\n' +
+        'url: "https://github.com/owner/repo/issues/42"',
+    );
+    expect(await ws.list(ws.root('ignitian_2'))).toEqual([expect.stringMatching(/^notify_\d{16}\.mime$/)]);
+  }, 60_000);
+
+  it('shows the deliveries the bus recorded after the agents deleted their files, and only known progress', async () => {
+    const log = join(ws.workspace, 'agent.log');
+    await agentConfig({ FAKE_AGENT_DELETE_FILE: '1', FAKE_AGENT_LOG: log });
+    const monitor = startMonitor(monitorEnv());
+    await ws.send({
+      from: 'coordinator',
+      to: 'ignitian_1',
+      type: 'task_assignment',
+      body: 'task_id: "t1"\n',
+    });
+    await waitFor(async () => (await invocations(log)).length === 1, 20_000, 'first turn');
+    await ws.send({
+      from: 'coordinator',
+      to: 'ignitian_1',
+      type: 'progress_update',
+      body: 'stage: working\nsummary: "halfway"\ntotal_tasks: 2\n',
+    });
+    await waitFor(async () => (await invocations(log)).length === 2, 20_000, 'second turn');
+    await waitFor(
+      async () => (await readdir(ws.processed('ignitian_1'))).length === 0,
+      10_000,
+      'files deleted by the agent',
+    );
+    const status = async (json = false) =>
+      runCli(
+        [
+          '-c',
+          join(ws.workspace, 'musubi.yaml'),
+          'ignite',
+          'status',
+          '-w',
+          ws.workspace,
+          ...(json ? ['--json'] : []),
+        ],
+        { cwd: ws.workspace },
+      );
+    // The delivered event follows the agent's exit, which may come after the file is gone.
+    await waitFor(
+      async () => /^ignitian_1 +0 +0 +0 +2$/m.test((await status()).stdout),
+      20_000,
+      'two delivered',
+    );
+    const run = await status();
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^queue +pending +processing +retrying +delivered$/m);
+    expect(run.stdout).toMatch(/^leader +0 +0 +0 +0$/m);
+    expect(run.stdout).toContain('Progress Update\n- Tasks: 2 in total\n- Summary: halfway\n- Time: ');
+    expect(run.stdout).not.toMatch(/\?|N\/A/);
+    const json = JSON.parse((await status(true)).stdout) as { queues: Array<Record<string, unknown>> };
+    expect(json.queues.find((q) => q['name'] === 'ignitian_1')).toEqual({
+      name: 'ignitian_1',
+      pending: 0,
+      processing: 0,
+      retrying: 0,
+      delivered: 2,
+    });
+    monitor.kill('SIGTERM');
+    expect(await exited(monitor)).toBe(143);
+  }, 90_000);
+
   it('prints plain progress lines with NO_COLOR or TERM=dumb and coloured ones otherwise (74)', () => {
     expect(formatProgressLine('stage=a percent=1 message=m', false, { NO_COLOR: '1' }, true)).toBe(
       'stage=a percent=1 message=m\n',

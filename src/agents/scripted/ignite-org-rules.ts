@@ -66,7 +66,8 @@ function coordinatorTurn(m: OrgMessage, workers: number): OrgTurn {
         `description: ${block(task)}`,
       ].join('\n'),
     }));
-    const progress = `stage: assigned\npercent: 0\nsummary: ${quote(`${tasks.length} task(s) assigned`)}\ntotal_tasks: ${tasks.length}`;
+    // Known counts only (a later turn does not know the total): none completed yet, all assigned.
+    const progress = `stage: assigned\npercent: 0\nsummary: ${quote(`${tasks.length} task(s) assigned`)}\ncompleted: 0\ntotal_tasks: ${tasks.length}`;
     return { work: '', replies: [...replies, { type: 'progress_update', to: 'leader', body: progress }] };
   }
   if (m.type === 'task_completed') {

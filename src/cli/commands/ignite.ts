@@ -30,7 +30,7 @@ async function locate(
 function firstOperand(argv: readonly string[]): string | undefined {
   for (let i = 2; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    if (arg === '--store' || arg === '-c' || arg === '--config' || arg === '--log-level') i++;
+    if (['--store', '-c', '--config', '--log-level', '--log-format'].includes(arg)) i++;
     else if (!arg.startsWith('-')) return arg;
   }
   return undefined;

@@ -10,6 +10,7 @@ import { parseMime } from '../../gateways/ignite/mime/mime-parse.js';
 import { orgAgents } from '../../teams/org/org-roles.js';
 import type { CliContext } from '../cli-context.js';
 import { turnFailureReason } from '../../agents/failure-reason.js';
+import { deliveredCounts } from './monitor-store.js';
 
 /** The pid of the running monitor of a runtime dir, or null (from its lock file, checked alive). */
 export async function monitorPid(paths: IgnitePaths): Promise<number | null> {
@@ -17,17 +18,25 @@ export async function monitorPid(paths: IgnitePaths): Promise<number | null> {
   return Number.isInteger(pid) && pid > 0 && isProcessAlive(pid) ? pid : null;
 }
 
-/** Queue counts of one agent folder, read from the files (on demand, so reading processed/ is fine). */
+/**
+ * Queue counts of one agent: pending and in-flight ones from the files (reading processed/ on demand is
+ * fine here), delivered from the bus's event log when it can be read (absent otherwise).
+ */
 export interface QueueSnapshot {
   readonly name: string;
   readonly pending: number;
   readonly processing: number;
   readonly retrying: number;
-  readonly delivered: number;
+  readonly delivered?: number;
 }
 
-/** Counts every agent queue of a runtime dir from the files themselves. */
-export async function snapshotQueues(paths: IgnitePaths): Promise<QueueSnapshot[]> {
+const isMessage = (n: string): boolean => !n.startsWith('.') && (n.endsWith('.mime') || n.endsWith('.yaml'));
+
+/** Counts every agent queue of a runtime dir; `delivered` (turns per agent) is added when known. */
+export async function snapshotQueues(
+  paths: IgnitePaths,
+  delivered: ReadonlyMap<string, number> | null,
+): Promise<QueueSnapshot[]> {
   const dirs = (await readdir(paths.queue, { withFileTypes: true }).catch(() => [])).filter(
     (d) => d.isDirectory() && d.name !== 'dead_letter',
   );
@@ -35,10 +44,8 @@ export async function snapshotQueues(paths: IgnitePaths): Promise<QueueSnapshot[
   for (const d of dirs.sort(
     (a, b) => (agentIndex(a.name) ?? 99) - (agentIndex(b.name) ?? 99) || a.name.localeCompare(b.name),
   )) {
-    const isMessage = (n: string): boolean =>
-      !n.startsWith('.') && (n.endsWith('.mime') || n.endsWith('.yaml'));
     const pending = (await readdir(join(paths.queue, d.name)).catch(() => [])).filter(isMessage).length;
-    const counts = { processing: 0, retrying: 0, delivered: 0 };
+    const counts = { processing: 0, retrying: 0 };
     const processed = join(paths.queue, d.name, 'processed');
     for (const n of (await readdir(processed).catch(() => [])).filter(isMessage)) {
       const status =
@@ -46,15 +53,52 @@ export async function snapshotQueues(paths: IgnitePaths): Promise<QueueSnapshot[
           'X-IGNITE-Status',
         ) ?? '';
       if (status === 'retrying') counts.retrying++;
-      else if (status === 'delivered' || status === 'completed') counts.delivered++;
-      else counts.processing++;
+      // A delivered file the agent has not deleted yet is counted by the event log, not here.
+      else if (status !== 'delivered' && status !== 'completed') counts.processing++;
     }
-    out.push({ name: d.name, pending, ...counts });
+    out.push({
+      name: d.name,
+      pending,
+      ...counts,
+      ...(delivered !== null && { delivered: delivered.get(d.name) ?? 0 }),
+    });
   }
   return out;
 }
 
-/** `ignite status`: monitor state, queue counts, dead letters and the latest progress update. */
+/**
+ * The latest progress update (progress_update_latest.txt, spec 3.8) without the values the update did
+ * not carry: the file writes `N/A` and `?` for them, which status leaves out.
+ */
+function knownProgress(text: string): string {
+  return text
+    .split('\n')
+    .flatMap((line) => {
+      const tasks = /^- Tasks: ([^/]*)\/(.*)$/.exec(line);
+      if (tasks === null) return /^- (?:Repository: N\/A|Issue: \?|Summary: N\/A)$/.test(line) ? [] : [line];
+      const [, done = '?', total = '?'] = tasks;
+      if (done === '?') return total === '?' ? [] : [`- Tasks: ${total} in total`];
+      return [total === '?' ? `- Tasks: ${done} completed` : line];
+    })
+    .join('\n');
+}
+
+function queueTable(queues: readonly QueueSnapshot[]): string[] {
+  const isDeliveredKnown = queues.every((q) => q.delivered !== undefined);
+  const row = (name: string, pending: string, processing: string, retrying: string, delivered: string) =>
+    `${name.padEnd(14)}${pending.padStart(8)}${processing.padStart(12)}${retrying.padStart(10)}${isDeliveredKnown ? delivered.padStart(11) : ''}`;
+  return [
+    row('queue', 'pending', 'processing', 'retrying', 'delivered'),
+    ...queues.map((q) =>
+      row(q.name, String(q.pending), String(q.processing), String(q.retrying), String(q.delivered)),
+    ),
+  ];
+}
+
+/**
+ * `ignite status`: monitor state, queue counts, dead letters and the latest progress update. Delivered
+ * counts come from the monitor's store (deliveredCounts); when it cannot be read the column is left out.
+ */
 export async function printStatus(
   ctx: CliContext,
   paths: IgnitePaths,
@@ -62,7 +106,7 @@ export async function printStatus(
   isJson: boolean,
 ): Promise<void> {
   const pid = await monitorPid(paths);
-  const queues = await snapshotQueues(paths);
+  const queues = await snapshotQueues(paths, await deliveredCounts(ctx, paths.runtimeDir));
   const deadLetters = (await readdir(paths.deadLetter).catch(() => [])).filter((n) =>
     n.endsWith('.mime'),
   ).length;
@@ -80,14 +124,10 @@ export async function printStatus(
     `IGNITE workspace ${workspace} (runtime ${paths.runtimeDir})`,
     `monitor: ${pid === null ? 'stopped' : `running (pid ${pid})`}`,
     '',
-    `${'queue'.padEnd(14)}${'pending'.padStart(8)}${'processing'.padStart(12)}${'retrying'.padStart(10)}${'delivered'.padStart(11)}`,
-    ...queues.map(
-      (q) =>
-        `${q.name.padEnd(14)}${String(q.pending).padStart(8)}${String(q.processing).padStart(12)}${String(q.retrying).padStart(10)}${String(q.delivered).padStart(11)}`,
-    ),
+    ...queueTable(queues),
     '',
     `dead letters: ${deadLetters}`,
-    ...(progress === '' ? [] : ['', progress]),
+    ...(progress === '' ? [] : ['', knownProgress(progress)]),
   ];
   ctx.stdout.write(`${lines.join('\n')}\n`);
 }
