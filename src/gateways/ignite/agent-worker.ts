@@ -1,4 +1,5 @@
 import { isMusubiError } from '../../core/errors.js';
+import { sleep } from '../../core/sleep.js';
 import type { Timer } from '../../core/clock.js';
 import type { Delivery } from '../../store/store.js';
 import { BodyFields } from './body-fields.js';
@@ -77,7 +78,7 @@ export class AgentWorker {
       if (signal.aborted) break;
       if (await ctx.isAttachedElsewhere(this.agent)) {
         // The gateway the agent is attached through takes its mail; look again a poll interval later.
-        await this.#pause(ctx.settings().pollIntervalMs);
+        await sleep(ctx.clock, ctx.settings().pollIntervalMs, signal);
         continue;
       }
       let delivery: Delivery | null = null;
@@ -90,7 +91,7 @@ export class AgentWorker {
       } catch (err) {
         if (signal.aborted || isMusubiError(err, 'BUS_CLOSED')) break;
         ctx.logger.error({ agent: this.agent, err }, 'receive failed');
-        await new Promise((resolve) => ctx.clock.setTimer(() => resolve(undefined), 1000));
+        await sleep(ctx.clock, 1_000, signal);
         continue;
       }
       if (delivery === null) continue;
@@ -103,20 +104,6 @@ export class AgentWorker {
         );
       }
     }
-  }
-
-  /** Waits `ms`, or less when the worker stops. */
-  #pause(ms: number): Promise<void> {
-    const signal = this.#stop.signal;
-    return new Promise((resolve) => {
-      const done = (): void => {
-        timer.cancel();
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = this.#o.ctx.clock.setTimer(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-    });
   }
 
   #renewLease(delivery: Delivery): () => void {

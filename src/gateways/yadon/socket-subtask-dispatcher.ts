@@ -5,6 +5,7 @@ import { resultDoc, type TaskInput } from '../../teams/three-phase/result-doc.js
 import { TIMED_OUT_TEXT } from './os-error-text.js';
 import { exchangeWithAgent } from './yadon-client.js';
 import { agentSocketPath, MANAGER_NAME, workerName } from './yadon-paths.js';
+import { sleep } from '../../core/sleep.js';
 
 /** Timings of dispatch (spec yadon.md 2.5 and 4.4). */
 export interface DispatchTimings {
@@ -54,13 +55,6 @@ export function createSocketSubtaskDispatcher(options: {
   const { clock } = options;
   const timings = options.timings ?? DEFAULT_DISPATCH_TIMINGS;
 
-  const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-    new Promise((resolve) => {
-      const onAbort = (): void => (timer.cancel(), resolve());
-      const timer = clock.setTimer(() => (signal.removeEventListener('abort', onAbort), resolve()), ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-
   const poll = async (
     worker: number,
     subtask: TaskInput,
@@ -70,7 +64,7 @@ export function createSocketSubtaskDispatcher(options: {
     const path = agentSocketPath(options.socketDir, workerName(worker));
     for (;;) {
       if (clock.now() - startedAt >= timings.giveUpMs) return sendFailure(subtask, worker, TIMED_OUT_TEXT);
-      await sleep(timings.pollMs, signal);
+      await sleep(clock, timings.pollMs, signal);
       if (signal.aborted) return sendFailure(subtask, worker, TIMED_OUT_TEXT);
       const reply = await exchangeWithAgent(
         path,

@@ -8,6 +8,7 @@ import {
 } from './channel.js';
 import { AUTO_DISABLED_CODES } from './control-state.js';
 import type { FlagControl } from './flag-control.js';
+import { sleep } from '../../core/sleep.js';
 
 /** Probe schedule of restored computer_use / browser_use groups. */
 export interface RestoreProbeTimings {
@@ -22,10 +23,6 @@ export const DEFAULT_RESTORE_PROBES: RestoreProbeTimings = {
   timeoutMs: 6_000,
   spacingMs: 7_000,
 };
-
-function sleep(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => clock.setTimer(resolve, ms));
-}
 
 async function probeWithin(
   probe: (group: ChannelGroup) => Promise<ChannelAvailability>,
