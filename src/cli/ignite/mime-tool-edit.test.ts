@@ -159,6 +159,24 @@ describe('ignite mime tool: parse, edits and usage errors', () => {
     expect((await mime(['parse'])).stderr).toContain('the following arguments are required: file');
   });
 
+  it('uses a value that is exactly `--` where Python 3.11 argparse leaves an empty list (docs/ignite.md)', async () => {
+    await writeFile(join(dir, 'f.mime'), 'From: a\n\nx');
+    expect(await mime(['update-status', 'f.mime', '--', '--'])).toMatchObject({ code: 0, stderr: '' });
+    expect(await readFile(join(dir, 'f.mime'), 'utf8')).toBe('From: a\nX-IGNITE-Status: --\n\nx');
+    expect(await session.build('--body=--', '--from=--')).toMatch(/\nFrom: --\n[^]*\n\n--$/);
+  });
+
+  it('wraps the usage of an error at COLUMNS as argparse does, 80 columns by default', async () => {
+    const { stderr } = await mime(['build']);
+    expect(stderr.split('\n').slice(0, 2)).toEqual([
+      'usage: ignite_mime build [-h] --from FROM --to TO [TO ...] --type TYPE',
+      '                         [--cc [CC ...]] [--priority PRIORITY]',
+    ]);
+    expect(stderr).toMatch(
+      /\nignite_mime build: error: the following arguments are required: --from, --to, --type\n$/,
+    );
+  });
+
   it('exits 1 with a one-line message for a missing file (40)', async () => {
     expect(await mime(['parse', '/nonexistent'])).toEqual({
       code: 1,

@@ -177,4 +177,14 @@ describe('ignite mime tool', () => {
     );
     expect((await mime(['build', '--from=a', '--to', 'b', '--type=t'])).stdout).toContain('\nFrom: a\n');
   });
+
+  it('takes `--opt=value` whose value has a space or starts with a dash, as argparse does (#16)', async () => {
+    const run = await mime(['build', '--from', 'a', '--to', 'b', '--type', 't', '--body=hello world']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout.endsWith('\n\nhello world')).toBe(true);
+    expect(await build('--body=-x y', '--pri= high ')).toMatch(
+      /\nX-IGNITE-Priority: {2}high \n[^]*\n\n-x y$/,
+    );
+    expect(await build('-o x', '--body', 'b')).toBe('');
+  });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isMusubiError } from '../../core/errors.js';
 import { writeFileAtomicSync } from '../../gateways/ignite/mime/atomic-file-sync.js';
-import { hasLineBreak, toLf } from '../../gateways/ignite/mime/header-text.js';
+import { toLf } from '../../gateways/ignite/mime/header-text.js';
 import { buildMime, type MimeBuildInput } from '../../gateways/ignite/mime/mime-build.js';
 import { MimeEditor, parseExtra, updateStatusText } from '../../gateways/ignite/mime/mime-edit.js';
 import {
@@ -12,107 +12,12 @@ import {
   splitMime,
 } from '../../gateways/ignite/mime/mime-parse.js';
 import { decodeUtf8Strict } from '../../gateways/ignite/mime/strict-utf8.js';
-import {
-  parseArgs,
-  usageOf,
-  type OptionSpec,
-  type ParsedArgs,
-  type PositionalSpec,
-} from './argparse-lite.js';
+import type { ArgValue } from './argparse-spec.js';
+import { argparseWidth, errorText } from './argparse-text.js';
+import { MIME_PROG, mimeSubparser, parseMimeCommandLine, type MimeSubcommand } from './mime-command-line.js';
 import { describeFileError, type ToolIo } from './tool-io.js';
 
-/** The program name the mime tool's messages show, whatever the invocation (spec/ignite.md 5). */
-export const MIME_PROG = 'ignite_mime';
-const SUBCOMMANDS = [
-  'build',
-  'parse',
-  'extract-body',
-  'update-status',
-  'update-header',
-  'remove-header',
-] as const;
-type Subcommand = (typeof SUBCOMMANDS)[number];
-
-const noBreaks = (value: string): string | undefined =>
-  hasLineBreak(value) ? 'value must not contain line breaks' : undefined;
-const header = (flag: string, dest: string, extra: Partial<OptionSpec> = {}): OptionSpec => ({
-  flags: [flag],
-  dest,
-  nargs: 1,
-  check: noBreaks,
-  ...extra,
-});
-const FILE: PositionalSpec = { dest: 'file', help: 'message file' };
-
-const GRAMMAR: Record<Subcommand, { options: OptionSpec[]; positionals: PositionalSpec[]; help: string }> = {
-  build: {
-    help: 'build a message (stdout, or -o PATH written atomically)',
-    options: [
-      header('--from', 'from', { isRequired: true }),
-      header('--to', 'to', { isRequired: true, nargs: '+' }),
-      header('--type', 'type', { isRequired: true }),
-      header('--cc', 'cc', { nargs: '*' }),
-      header('--priority', 'priority'),
-      header('--thread-id', 'thread_id', { metavar: 'THREAD_ID' }),
-      header('--in-reply-to', 'in_reply_to', { metavar: 'IN_REPLY_TO' }),
-      header('--repo', 'repo'),
-      header('--issue', 'issue'),
-      header('--status', 'status'),
-      { flags: ['--body'], dest: 'body', nargs: 1 },
-      { flags: ['--body-file'], dest: 'body_file', nargs: 1, metavar: 'BODY_FILE' },
-      { flags: ['-o', '--output'], dest: 'output', nargs: 1 },
-    ],
-    positionals: [],
-  },
-  parse: { help: 'print the message as JSON', options: [], positionals: [FILE] },
-  'extract-body': { help: 'print the body', options: [], positionals: [FILE] },
-  'update-status': {
-    help: 'set X-IGNITE-Status (and more headers) in place',
-    options: [
-      header('--processed-at', 'processed_at', { metavar: 'PROCESSED_AT' }),
-      header('--extra', 'extra', { nargs: '*' }),
-    ],
-    positionals: [FILE, { dest: 'status', check: noBreaks }],
-  },
-  'update-header': {
-    help: 'set one header in place',
-    options: [],
-    positionals: [FILE, { dest: 'name', check: noBreaks }, { dest: 'value', check: noBreaks }],
-  },
-  'remove-header': {
-    help: 'remove a header in place',
-    options: [],
-    positionals: [FILE, { dest: 'name', check: noBreaks }],
-  },
-};
-
-const TOP_USAGE = `usage: ${MIME_PROG} [-h] {${SUBCOMMANDS.join(',')}} ...\n`;
-
-function subUsage(sub: Subcommand): string {
-  const g = GRAMMAR[sub];
-  const parts = [
-    `${MIME_PROG} ${sub}`,
-    '[-h]',
-    ...g.options.map(usageOf),
-    ...g.positionals.map((p) => p.dest),
-  ];
-  return `usage: ${parts.join(' ')}\n`;
-}
-
-function subHelp(sub: Subcommand): string {
-  const g = GRAMMAR[sub];
-  const lines = [subUsage(sub), `${g.help}\n`];
-  if (g.positionals.length > 0)
-    lines.push('positional arguments:', ...g.positionals.map((p) => `  ${p.dest}`), '');
-  lines.push('options:', '  -h, --help            show this help message and exit');
-  for (const o of g.options) lines.push(`  ${usageOf({ ...o, isRequired: true })}`);
-  return `${lines.join('\n')}\n`;
-}
-
-function topHelp(): string {
-  const rows = SUBCOMMANDS.map((s) => `    ${s.padEnd(18)}${GRAMMAR[s].help}`);
-  return `${TOP_USAGE}\nIGNITE MIME message tool (musubi)\n\npositional arguments:\n  {${SUBCOMMANDS.join(',')}}\n${rows.join('\n')}\n\noptions:\n  -h, --help            show this help message and exit\n`;
-}
+type Values = ReadonlyMap<string, ArgValue>;
 
 /** A failed tool run: exit code and the text for stderr. */
 class ToolExit {
@@ -122,12 +27,14 @@ class ToolExit {
   ) {}
 }
 
-const str = (args: ParsedArgs, dest: string): string | undefined => {
-  const v = args.values.get(dest);
-  return typeof v === 'string' ? v : undefined;
+// A one-value dest holds a list only when argparse dropped its value because it was `--` (`--body=--`,
+// or a positional `--` after `--`); the tool uses the `--` that was given (docs/ignite.md).
+const str = (args: Values, dest: string): string | undefined => {
+  const v = args.get(dest);
+  return typeof v === 'string' || v === undefined ? v : '--';
 };
-const list = (args: ParsedArgs, dest: string): readonly string[] | undefined => {
-  const v = args.values.get(dest);
+const list = (args: Values, dest: string): readonly string[] | undefined => {
+  const v = args.get(dest);
   return typeof v === 'string' || v === undefined ? undefined : v;
 };
 
@@ -147,7 +54,7 @@ async function writeText(io: ToolIo, path: string, text: string): Promise<void> 
   }
 }
 
-async function build(io: ToolIo, args: ParsedArgs): Promise<void> {
+async function build(io: ToolIo, args: Values): Promise<void> {
   const bodyFile = str(args, 'body_file');
   const body = bodyFile !== undefined ? toLf(await readText(io, bodyFile)) : (str(args, 'body') ?? '');
   const optional = (key: keyof MimeBuildInput, dest: string): Partial<MimeBuildInput> => {
@@ -174,7 +81,7 @@ async function build(io: ToolIo, args: ParsedArgs): Promise<void> {
   else await writeText(io, output, text);
 }
 
-async function runSubcommand(io: ToolIo, sub: Subcommand, args: ParsedArgs): Promise<void> {
+async function runSubcommand(io: ToolIo, sub: MimeSubcommand, args: Values): Promise<void> {
   const file = str(args, 'file') ?? '';
   switch (sub) {
     case 'build':
@@ -211,41 +118,18 @@ async function runSubcommand(io: ToolIo, sub: Subcommand, args: ParsedArgs): Pro
 }
 
 async function dispatch(io: ToolIo): Promise<number> {
-  const argv = io.argv;
-  const at = argv.findIndex((a) => a !== '-h' && a !== '--help');
-  if (at === -1 && argv.length > 0) {
-    io.stdout(topHelp());
+  const width = argparseWidth(io.env, io.terminalColumns);
+  const line = parseMimeCommandLine(io.argv, width);
+  if (line.kind === 'help') {
+    io.stdout(line.stdout);
     return 0;
   }
-  const name = argv[at];
-  if (name === undefined) {
-    throw new ToolExit(2, `${TOP_USAGE}${MIME_PROG}: error: the following arguments are required: command\n`);
-  }
-  const sub = SUBCOMMANDS.find((s) => s === name);
-  if (sub === undefined) {
-    const choices = SUBCOMMANDS.map((s) => `'${s}'`).join(', ');
-    throw new ToolExit(
-      2,
-      `${TOP_USAGE}${MIME_PROG}: error: argument command: invalid choice: '${name}' (choose from ${choices})\n`,
-    );
-  }
-  const outcome = parseArgs(argv.slice(at + 1), GRAMMAR[sub].options, GRAMMAR[sub].positionals);
-  if (!outcome.ok) throw new ToolExit(2, `${subUsage(sub)}${MIME_PROG} ${sub}: error: ${outcome.error}\n`);
-  if (outcome.args.isHelp) {
-    io.stdout(subHelp(sub));
-    return 0;
-  }
-  if (outcome.args.extras.length > 0) {
-    throw new ToolExit(
-      2,
-      `${TOP_USAGE}${MIME_PROG}: error: unrecognized arguments: ${outcome.args.extras.join(' ')}\n`,
-    );
-  }
+  if (line.kind === 'error') throw new ToolExit(2, line.stderr);
   try {
-    await runSubcommand(io, sub, outcome.args);
+    await runSubcommand(io, line.command, line.values);
   } catch (err) {
     if (isMusubiError(err, 'GATEWAY_FRAME_INVALID'))
-      throw new ToolExit(2, `${subUsage(sub)}${MIME_PROG} ${sub}: error: ${err.message}\n`);
+      throw new ToolExit(2, errorText(mimeSubparser(line.command), err.message, width));
     throw err;
   }
   return 0;

@@ -150,6 +150,12 @@ describe('ignite send tool', () => {
       stdout: '',
       stderr: '❌ エラー: オプションに値がありません: --priority\n',
     });
+    // The original is a shell `case` over whole arguments, not argparse: no `--opt=value`, no prefixes.
+    for (const opt of ['--body=hello world', '--pri']) {
+      expect((await send(['t', 'a', 'leader', opt, 'x'])).stderr).toBe(
+        `❌ エラー: 不明なオプション: ${opt}\n`,
+      );
+    }
   });
 
   it('refuses types with /, NUL or a leading dot (50)', async () => {

@@ -7,6 +7,8 @@ export interface ToolIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   readonly pid: number;
+  /** The width of the terminal on stdout, when stdout is one (argparse wraps its usage lines to it). */
+  readonly terminalColumns?: number;
   /** Milliseconds since the epoch with a sub-millisecond fraction. */
   now(): number;
   readStdin(): Promise<Uint8Array>;
@@ -21,6 +23,7 @@ export function processToolIo(argv: readonly string[]): ToolIo {
     env: process.env,
     cwd: process.cwd(),
     pid: process.pid,
+    ...(process.stdout.isTTY && { terminalColumns: process.stdout.columns }),
     now: () => performance.timeOrigin + performance.now(),
     readStdin: async () => {
       const chunks: Buffer[] = [];
