@@ -1,8 +1,4 @@
-import {
-  connectAgentSync,
-  exchangeLine,
-  type ExchangeResult,
-} from '../../gateways/agent-sync/agent-sync-client.js';
+import { pyJson, type PyJsonInput } from '../../core/python/json-dumps.js';
 import {
   JsonNumber,
   isJsonArray,
@@ -10,10 +6,13 @@ import {
   parseJson,
   type JsonObject,
   type JsonValue,
-} from '../../gateways/agent-sync/json-value.js';
-import { pyJson, type PyJsonInput } from '../../gateways/agent-sync/py-json.js';
-import { pyStr } from '../../gateways/agent-sync/py-render.js';
-import { isTruthy } from '../../gateways/agent-sync/request-values.js';
+} from '../../core/python/json-loads.js';
+import { isTruthy, pyStr } from '../../core/python/repr.js';
+import {
+  connectAgentSync,
+  exchangeLine,
+  type ExchangeResult,
+} from '../../gateways/agent-sync/agent-sync-client.js';
 
 /** Connect attempts of a client subcommand (every {@link RETRY_INTERVAL_MS}), `peek` excepted. */
 export const CONNECT_ATTEMPTS = 60;

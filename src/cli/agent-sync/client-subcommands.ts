@@ -1,5 +1,5 @@
 import { Argument, type Command } from 'commander';
-import type { PyJsonInput } from '../../gateways/agent-sync/py-json.js';
+import type { PyJsonInput } from '../../core/python/json-dumps.js';
 import type { CliContext } from '../cli-context.js';
 import { parsePyInt } from './option-parsers.js';
 

@@ -1,15 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pyJson, type PyJsonInput } from '../../core/python/json-dumps.js';
+import { JsonNumber, isJsonObject, parseJson, type JsonObject } from '../../core/python/json-loads.js';
+import { parsePyInt } from '../../core/python/numbers.js';
+import { isTruthy, pyStr } from '../../core/python/repr.js';
 import { requestLine } from '../../gateways/agent-sync/agent-sync-client.js';
-import {
-  JsonNumber,
-  isJsonObject,
-  parseJson,
-  type JsonObject,
-} from '../../gateways/agent-sync/json-value.js';
-import { pyJson, type PyJsonInput } from '../../gateways/agent-sync/py-json.js';
-import { pyStr } from '../../gateways/agent-sync/py-render.js';
-import { isTruthy } from '../../gateways/agent-sync/request-values.js';
 import { isFileNamePart } from './notifier.js';
 
 /** The three editor hooks. */
@@ -158,8 +153,7 @@ function blockQuestions(input: JsonObject, format: HookFormat): HookResult {
 /** AGENT_SYNC_PORT as Python's int() reads it, or null. */
 function parsePort(raw: string | undefined): number | null {
   if (raw === undefined) return 9800;
-  if (!/^\s*[+-]?\d+(?:_\d+)*\s*$/.test(raw)) return null;
-  return Number(raw.replace(/[\s_]/g, ''));
+  return parsePyInt(raw) ?? null;
 }
 
 /**

@@ -1,10 +1,5 @@
-import {
-  JsonNumber,
-  isJsonArray,
-  isJsonObject,
-  type JsonValue,
-} from '../../gateways/agent-sync/json-value.js';
-import { pyStr } from '../../gateways/agent-sync/py-render.js';
+import { JsonNumber, isJsonArray, isJsonObject, type JsonValue } from '../../core/python/json-loads.js';
+import { pyStr } from '../../core/python/repr.js';
 import { ask, pause } from './poll.js';
 
 const PHASE_ICONS: Readonly<Record<string, string>> = {

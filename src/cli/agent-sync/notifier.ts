@@ -1,9 +1,9 @@
 import { appendFile, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MusubiError } from '../../core/errors.js';
-import { JsonNumber, isJsonObject, parseJson, type JsonValue } from '../../gateways/agent-sync/json-value.js';
-import { pyJson, type PyJsonInput } from '../../gateways/agent-sync/py-json.js';
-import { pyStr } from '../../gateways/agent-sync/py-render.js';
+import { pyJson, type PyJsonInput } from '../../core/python/json-dumps.js';
+import { JsonNumber, isJsonObject, parseJson, type JsonValue } from '../../core/python/json-loads.js';
+import { pyStr } from '../../core/python/repr.js';
 import { ask, pause } from './poll.js';
 
 /** True when `agent` can be part of a file name: no path separator, no NUL (so the file stays in its folder). */

@@ -1,6 +1,6 @@
+import { pyJson, type PyJsonInput } from '../../core/python/json-dumps.js';
+import { isJsonObject, parseJson, type JsonObject } from '../../core/python/json-loads.js';
 import { requestLine } from '../../gateways/agent-sync/agent-sync-client.js';
-import { isJsonObject, parseJson, type JsonObject } from '../../gateways/agent-sync/json-value.js';
-import { pyJson, type PyJsonInput } from '../../gateways/agent-sync/py-json.js';
 
 /** How long the monitor and notifier wait for one reply. */
 const POLL_TIMEOUT_MS = 5_000;

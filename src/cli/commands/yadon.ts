@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parsePyInt } from '../../core/py-text.js';
+import { parsePyInt } from '../../core/python/numbers.js';
 import type { CliContext } from '../cli-context.js';
 
 /** argparse `type=int`: Python int() rules; anything else is a usage error (exit 2). */

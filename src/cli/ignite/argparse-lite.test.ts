@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from './argparse-lite.js';
 import type { ParserSpec } from './argparse-spec.js';
-import { argparseWidth, errorText, formatUsage, pyRepr } from './argparse-text.js';
+import { pyReprString } from '../../core/python/repr.js';
+import { argparseWidth, errorText, formatUsage } from './argparse-text.js';
 
 // argparse's rules on a small parser; the mime tool's full grammar is compared with Python's own argparse
 // in test/integration/ignite-tools-argparse.test.ts.
@@ -91,12 +92,12 @@ describe('argparse-text - usage, width and repr as Python prints them', () => {
 
   it('quotes like repr(): quote choice, escapes, non-printable characters', () => {
     expect([
-      pyRepr('a'),
-      pyRepr("it's"),
-      pyRepr(`'"`),
-      pyRepr('a\\b\n\t'),
-      pyRepr('日本\u200b\x1b\u00a0'),
+      pyReprString('a'),
+      pyReprString("it's"),
+      pyReprString(`'"`),
+      pyReprString('a\\b\n\t'),
+      pyReprString('日本\u200b\x1b\u00a0'),
     ]).toEqual(["'a'", `"it's"`, `'\\'"'`, "'a\\\\b\\n\\t'", "'日本\\u200b\\x1b\\xa0'"]);
-    expect(pyRepr('\ud800😀')).toBe("'\\ud800😀'");
+    expect(pyReprString('\ud800😀')).toBe("'\\ud800😀'");
   });
 });

@@ -9,7 +9,8 @@
  * arguments is dropped (so `--from=--` leaves an empty list, as Python does). Parsing never throws.
  */
 import type { ArgValue, ParserSpec } from './argparse-spec.js';
-import { pyRepr, subcommandName } from './argparse-text.js';
+import { pyReprString } from '../../core/python/repr.js';
+import { subcommandName } from './argparse-text.js';
 
 /**
  * What argparse would do with a command line: values by dest, help for one parser (exit 0), or an error
@@ -241,14 +242,14 @@ class KnownArgsParse {
         const [first = ''] = explicit;
         const next = this.#optionMap.get(`-${first}`);
         if (next === undefined)
-          throw new ArgumentError(action, `ignored explicit argument ${pyRepr(explicit)}`);
+          throw new ArgumentError(action, `ignored explicit argument ${pyReprString(explicit)}`);
         action = next;
         explicit = explicit.slice(first.length) || undefined;
       } else if (count === 1) {
         taken.push([action, [explicit]]);
         break;
       } else {
-        throw new ArgumentError(action, `ignored explicit argument ${pyRepr(explicit)}`);
+        throw new ArgumentError(action, `ignored explicit argument ${pyReprString(explicit)}`);
       }
     }
     for (const [a, args] of taken) this.#take(a, args);
@@ -285,8 +286,8 @@ class KnownArgsParse {
     const name = args[0] ?? '';
     const sub = parsers.get(name);
     if (sub === undefined) {
-      const choices = [...parsers.keys()].map(pyRepr).join(', ');
-      throw new ArgumentError(action, `invalid choice: ${pyRepr(name)} (choose from ${choices})`);
+      const choices = [...parsers.keys()].map(pyReprString).join(', ');
+      throw new ArgumentError(action, `invalid choice: ${pyReprString(name)} (choose from ${choices})`);
     }
     this.#values.set(action.dest, name);
     this.#subExtras.push(...new KnownArgsParse(sub, args.slice(1), this.#values).run());

@@ -109,30 +109,3 @@ export function formatUsage(parser: ParserSpec, width: number): string {
 export function errorText(parser: ParserSpec, message: string, width: number): string {
   return `${formatUsage(parser, width)}${parser.prog}: error: ${message}\n`;
 }
-
-// Python's str.isprintable() is false for these categories (space excepted). The Unicode versions differ
-// (Python 3.11: 14.0; Node: newer), so a character assigned since 14.0 prints raw here, escaped there.
-const NOT_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
-const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-
-/** Python's `repr(text)` of a str: `'a'`, `"it's"`, `'\x1b'`, `'\u200b'`, `'日本'`. */
-export function pyRepr(text: string): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of text) {
-    const code = ch.codePointAt(0) ?? 0;
-    const escape = ESCAPES[ch];
-    if (escape !== undefined) out += escape;
-    else if (ch === quote) out += `\\${ch}`;
-    else if (ch !== ' ' && NOT_PRINTABLE.test(ch)) {
-      const hex = code.toString(16);
-      out +=
-        code <= 0xff
-          ? `\\x${hex.padStart(2, '0')}`
-          : code <= 0xffff
-            ? `\\u${hex.padStart(4, '0')}`
-            : `\\U${hex.padStart(8, '0')}`;
-    } else out += ch;
-  }
-  return out + quote;
-}

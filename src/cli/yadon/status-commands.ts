@@ -1,5 +1,5 @@
 import { createSystemClock } from '../../core/clock.js';
-import { pyStr } from '../../core/py-text.js';
+import { pyStr } from '../../core/python/repr.js';
 import { STATUS_PROBE_MS } from '../../gateways/yadon/worker-probe.js';
 import { exchangeWithAgent } from '../../gateways/yadon/yadon-client.js';
 import {

@@ -1,4 +1,4 @@
-import { pyDumps } from '../../gateways/yadon/py-json.js';
+import { pyJson } from '../../core/python/json-dumps.js';
 
 /** ANSI sequences of spec yadon.md 6. */
 export const RED = '\u001b[1;31m';
@@ -23,7 +23,7 @@ export function envelopeLine(envelope: {
     data: envelope.data ?? null,
     ...(envelope.taskId !== undefined && { task_id: envelope.taskId }),
   };
-  return `${pyDumps(value)}\n`;
+  return `${pyJson(value, { nonFinite: 'null' })}\n`;
 }
 
 /** The JSON object a reply parsed to, or undefined when it is not an object. */

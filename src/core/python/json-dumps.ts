@@ -1,5 +1,9 @@
-import { JsonNumber, type JsonValue } from './json-value.js';
-import { pyFloatRepr } from './py-float.js';
+/**
+ * JSON encoding as Python's `json.dumps` writes it, byte for byte: separators, key order, string
+ * escapes and number forms, for parsed values and plain JS values alike.
+ */
+import { JsonNumber, type JsonValue } from './json-loads.js';
+import { pyNumber } from './repr.js';
 
 /** Pre-rendered JSON text inserted verbatim (stored mailbox items, discussion entries). */
 export class RawJson {
@@ -9,7 +13,11 @@ export class RawJson {
   }
 }
 
-/** What {@link pyJson} renders: parsed values, plain numbers, raw fragments, arrays and records. */
+/**
+ * The values {@link pyJson} is meant for: parsed values, plain numbers, raw fragments, arrays and
+ * records. Builders declare it so the compiler checks what they put in; pyJson itself accepts `unknown`
+ * because some wires hand it `JSON.parse` output.
+ */
 export type PyJsonInput =
   | JsonValue
   | number
@@ -24,6 +32,12 @@ export interface PyJsonOptions {
   readonly ensureAscii?: boolean;
   /** Pretty-print with this many spaces per level (Python `indent=`), using `,` + newline. */
   readonly indent?: number;
+  /**
+   * What a NaN or infinite JS number becomes: Python's `NaN` / `Infinity` / `-Infinity` tokens
+   * (`'token'`, the default, as `allow_nan=True` writes them) or `null` (JSON.stringify's choice, for
+   * wires read back by strict JSON parsers).
+   */
+  readonly nonFinite?: 'token' | 'null';
 }
 
 // eslint-disable-next-line no-control-regex -- JSON strings must escape the C0 control characters
@@ -68,49 +82,60 @@ export function pyJsonString(s: string, ensureAscii: boolean): string {
   return `${out}"`;
 }
 
-function floatJson(x: number): string {
+interface RenderContext {
+  readonly ascii: boolean;
+  readonly indent: number | undefined;
+  readonly isNonFiniteNull: boolean;
+}
+
+function numberJson(n: JsonNumber | number, ctx: RenderContext): string {
+  const x = typeof n === 'number' ? n : n.value;
+  if (Number.isFinite(x) || (n instanceof JsonNumber && n.isInteger)) return pyNumber(n);
+  if (ctx.isNonFiniteNull) return 'null';
   if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
-  return pyFloatRepr(x);
+  return x > 0 ? 'Infinity' : '-Infinity';
 }
 
-function numberJson(n: JsonNumber | number): string {
-  if (typeof n === 'number') return Number.isInteger(n) ? String(n) : floatJson(n);
-  return n.isInteger ? BigInt(n.token).toString() : floatJson(n.value);
+function members(v: object): Iterable<[unknown, unknown]> {
+  return v instanceof Map ? v.entries() : Object.entries(v);
 }
 
-function render(v: PyJsonInput, ascii: boolean, indent: number | undefined, depth: number): string {
-  if (typeof v === 'string') return pyJsonString(v, ascii);
-  if (v === null) return 'null';
+function render(v: unknown, ctx: RenderContext, depth: number): string {
+  if (typeof v === 'string') return pyJsonString(v, ctx.ascii);
+  if (v === null || v === undefined) return 'null';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'number' || v instanceof JsonNumber) return numberJson(v);
+  if (typeof v === 'number' || v instanceof JsonNumber) return numberJson(v, ctx);
   if (v instanceof RawJson) return v.text;
-  let parts: string[];
-  let open: string;
-  let close: string;
+  // JSON has no bigint, symbol or function; JSON.stringify-like, they become null.
+  if (typeof v !== 'object') return 'null';
+  const parts: string[] = [];
   if (Array.isArray(v)) {
-    parts = v.map((item: PyJsonInput) => render(item, ascii, indent, depth + 1));
-    [open, close] = ['[', ']'];
+    for (const item of v) parts.push(render(item, ctx, depth + 1));
   } else {
-    const entries: Iterable<[string, PyJsonInput | undefined]> =
-      v instanceof Map ? v.entries() : Object.entries(v);
-    parts = [];
-    for (const [key, value] of entries) {
+    for (const [key, value] of members(v)) {
       if (value !== undefined)
-        parts.push(`${pyJsonString(key, ascii)}: ${render(value, ascii, indent, depth + 1)}`);
+        parts.push(`${pyJsonString(String(key), ctx.ascii)}: ${render(value, ctx, depth + 1)}`);
     }
-    [open, close] = ['{', '}'];
   }
+  const [open, close] = Array.isArray(v) ? ['[', ']'] : ['{', '}'];
   if (parts.length === 0) return open + close;
-  if (indent === undefined) return open + parts.join(', ') + close;
-  const pad = '\n' + ' '.repeat(indent * (depth + 1));
-  return open + pad + parts.join(',' + pad) + '\n' + ' '.repeat(indent * depth) + close;
+  if (ctx.indent === undefined) return open + parts.join(', ') + close;
+  const pad = '\n' + ' '.repeat(ctx.indent * (depth + 1));
+  return open + pad + parts.join(',' + pad) + '\n' + ' '.repeat(ctx.indent * depth) + close;
 }
 
 /**
  * Serialises like Python's `json.dumps`: `", "` and `": "` separators (`","` + newline when indented),
- * keys in insertion order, floats as `repr(float)`. `ensureAscii` defaults to false (raw UTF-8).
+ * keys in insertion order, ints as digits, floats as `repr(float)`. `ensureAscii` defaults to false (raw
+ * UTF-8). Takes any value: a {@link JsonNumber} keeps its int/float form; a JS number is an int when it
+ * is integral; a Map or record is an object whose undefined members are skipped; undefined elsewhere
+ * and values JSON lacks (bigint, symbol, function) are `null`.
  */
-export function pyJson(value: PyJsonInput, options: PyJsonOptions = {}): string {
-  return render(value, options.ensureAscii ?? false, options.indent, 0);
+export function pyJson(value: unknown, options: PyJsonOptions = {}): string {
+  const ctx: RenderContext = {
+    ascii: options.ensureAscii ?? false,
+    indent: options.indent,
+    isNonFiniteNull: options.nonFinite === 'null',
+  };
+  return render(value, ctx, 0);
 }

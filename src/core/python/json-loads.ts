@@ -1,4 +1,8 @@
-import { pyFloatRepr } from './py-float.js';
+/**
+ * JSON decoding as Python's `json.loads` sees it: number tokens keep Python's int/float distinction and
+ * every digit, objects keep key order with Python's duplicate-key rule, and the int-digit limit holds.
+ */
+import { MAX_INT_DIGITS, pyFloatRepr } from './numbers.js';
 
 /**
  * A JSON number that keeps its source token, so Python's int/float distinction survives a round trip:
@@ -35,12 +39,6 @@ export type JsonValue = null | boolean | string | JsonNumber | readonly JsonValu
 const MAX_DEPTH = 512;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 
-/**
- * Python's `json.loads` refuses integer strings longer than this (`sys.int_info.default_max_str_digits`):
- * a reply holding one would crash every Python client, so no request may carry one.
- */
-export const MAX_INT_DIGITS = 4300;
-
 class ParseFailure extends Error {
   constructor(
     message: string,
@@ -60,9 +58,11 @@ export type JsonParseResult =
   | { readonly ok: false; readonly isNumberOutOfRange?: true };
 
 /**
- * Parses JSON text with Python `json.loads` semantics, keeping number tokens. Rejects `NaN`/`Infinity`,
- * raw control characters inside strings, trailing data and nesting deeper than 512. Lone surrogate
- * escapes (`"\ud800"`) are accepted, as Python does. Never throws.
+ * Parses JSON text with Python `json.loads` semantics, keeping number tokens. An integer past
+ * {@link MAX_INT_DIGITS} digits is refused as Python refuses it: a reply holding one would crash every
+ * Python client, so no request may carry one. Rejects `NaN`/`Infinity` (which Python accepts, but no
+ * strict client could read back), raw control characters inside strings, trailing data and nesting
+ * deeper than 512. Lone surrogate escapes (`"\ud800"`) are accepted, as Python does. Never throws.
  */
 export function parseJson(text: string): JsonParseResult {
   const parser = new Parser(text);

@@ -1,12 +1,23 @@
-import { isJsonArray, isJsonObject, type JsonNumber, type JsonValue } from './json-value.js';
-import { pyFloatRepr } from './py-float.js';
+/**
+ * How Python shows a value (`str()`, `repr()`, a tuple, the type name in its error texts) and judges
+ * it (`bool()`). Every function takes a parsed `JsonValue` (number tokens keep int/float apart)
+ * or a plain JS value (`JSON.parse` output: an integral number counts as an int, a Map or record as a
+ * dict, undefined as None).
+ */
+import { JsonNumber } from './json-loads.js';
+import { pyFloatRepr } from './numbers.js';
 
 // Python's str.isprintable() is false for these categories (space excepted).
 const NON_PRINTABLE = /[\p{C}\p{Z}]/u;
 
-/** A number as Python's `str()` shows it: an int token's digits, a float token like `repr(float)`. */
-export function pyNumber(n: JsonNumber): string {
-  return n.isInteger ? BigInt(n.token).toString() : pyFloatRepr(n.value);
+/**
+ * A number as Python's `str()` shows it: an int token's digits, a float token like `repr(float)`; a JS
+ * number that is integral as an int, any other like `repr(float)`. Past 2^53 a JS number no longer
+ * tells an int from a float: it keeps JSON.stringify's text, which from 1e21 on is also `repr(float)`.
+ */
+export function pyNumber(n: JsonNumber | number): string {
+  if (n instanceof JsonNumber) return n.isInteger ? BigInt(n.token).toString() : pyFloatRepr(n.value);
+  return Number.isInteger(n) ? String(n) : pyFloatRepr(n);
 }
 
 function hex(code: number, width: number): string {
@@ -36,23 +47,30 @@ export function pyReprString(s: string): string {
   return out + quote;
 }
 
-/** Python `repr()` of a parsed JSON value (strings quoted, `None`/`True`/`False`, lists and dicts). */
-export function pyRepr(v: JsonValue): string {
-  return typeof v === 'string' ? pyReprString(v) : pyStr(v);
+// Own members of a record, skipping undefined ones as JSON.stringify does.
+function recordEntries(v: object): Array<[string, unknown]> {
+  return Object.entries(v).filter(([, value]) => value !== undefined);
 }
 
-/** Python `str()` of a parsed JSON value: a string is itself, everything else as {@link pyRepr}. */
-export function pyStr(v: JsonValue): string {
-  if (typeof v === 'string') return v;
-  if (v === null) return 'None';
-  if (v === true) return 'True';
-  if (v === false) return 'False';
-  if (isJsonArray(v)) return `[${v.map(pyRepr).join(', ')}]`;
-  if (isJsonObject(v)) {
-    const pairs = [...v].map(([key, value]) => `${pyReprString(key)}: ${pyRepr(value)}`);
-    return `{${pairs.join(', ')}}`;
-  }
-  return pyNumber(v);
+/**
+ * Python `repr()`: strings quoted, `None`/`True`/`False`, numbers as {@link pyNumber}, lists and dicts
+ * of reprs (`[1, 'a']`, `{'k': None}`). A value JSON has no counterpart for (bigint, symbol, function)
+ * falls back to `String()`.
+ */
+export function pyRepr(v: unknown): string {
+  if (typeof v === 'string') return pyReprString(v);
+  if (v === null || v === undefined) return 'None';
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (typeof v === 'number' || v instanceof JsonNumber) return pyNumber(v);
+  if (Array.isArray(v)) return `[${v.map((item: unknown) => pyRepr(item)).join(', ')}]`;
+  if (typeof v !== 'object') return String(v);
+  const entries: Array<[unknown, unknown]> = v instanceof Map ? [...v.entries()] : recordEntries(v);
+  return `{${entries.map(([key, value]) => `${pyRepr(key)}: ${pyRepr(value)}`).join(', ')}}`;
+}
+
+/** Python `str()`: a string is itself, anything else as {@link pyRepr}. */
+export function pyStr(v: unknown): string {
+  return typeof v === 'string' ? v : pyRepr(v);
 }
 
 /** A tuple of names as Python prints it: `('a', 'b')`, `('solo',)`, `()`. */
@@ -62,11 +80,24 @@ export function pyTuple(names: readonly string[]): string {
 }
 
 /** Python's type name of a value, as used in its TypeError texts (`str`, `int`, `list`, `dict`, ...). */
-export function pyTypeName(v: JsonValue): string {
+export function pyTypeName(v: unknown): string {
   if (typeof v === 'string') return 'str';
-  if (v === null) return 'NoneType';
+  if (v === null || v === undefined) return 'NoneType';
   if (typeof v === 'boolean') return 'bool';
-  if (isJsonArray(v)) return 'list';
-  if (isJsonObject(v)) return 'dict';
-  return v.isInteger ? 'int' : 'float';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
+  if (v instanceof JsonNumber) return v.isInteger ? 'int' : 'float';
+  if (Array.isArray(v)) return 'list';
+  return 'dict';
+}
+
+/** Python truthiness (`bool(v)`): None, False, zero, and empty strings, lists and dicts are false. */
+export function isTruthy(v: unknown): boolean {
+  if (v === null || v === undefined || typeof v === 'boolean') return v === true;
+  if (typeof v === 'string') return v.length > 0;
+  // NaN is true in Python, unlike JS's Boolean(NaN).
+  if (typeof v === 'number') return v !== 0;
+  if (v instanceof JsonNumber) return v.isInteger ? BigInt(v.token) !== 0n : v.value !== 0;
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof Map) return v.size > 0;
+  return typeof v === 'object' ? recordEntries(v).length > 0 : Boolean(v);
 }

@@ -1,54 +1,37 @@
 /**
- * Python-compatible text rules the yadon wire contract is written in (spec yadon.md): `int()` parsing,
- * `str.strip()`, `str()` of JSON values, and code-point slicing.
+ * Python's `str` rules the wire contracts are written in: `str.strip()`, `str.splitlines()` and
+ * counting in code points (Python's `len` and slicing), which JS's `trim()`, `split` and UTF-16
+ * indexes each get subtly wrong.
  */
 
-// Characters Python's str.isspace() accepts (NOT U+FEFF, which JS's \s includes).
+// The characters Python's str.isspace() accepts. It differs from JS's `\s`: U+001C..U+001F and U+0085
+// are in, U+FEFF is out.
 const PY_SPACE =
-  '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const LEADING_SPACE = new RegExp(`^[${PY_SPACE}]+`);
-const TRAILING_SPACE = new RegExp(`[${PY_SPACE}]+$`);
+  '\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
 
-/** `s.strip()` as Python does it (Python's whitespace, not JS's). */
-export function pyStrip(text: string): string {
-  return text.replace(LEADING_SPACE, '').replace(TRAILING_SPACE, '');
-}
+// str.splitlines() boundaries: CRLF as one, then LF, CR, VT, FF, FS, GS, RS, NEL, U+2028, U+2029.
+// eslint-disable-next-line no-control-regex -- matching control characters is the purpose
+const LINE_BOUNDARY = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 /**
- * Python `int(text)` for a string: surrounding whitespace, an optional sign and `_` between digits are
- * allowed. Returns undefined where Python raises ValueError (`"3.0"`, `"abc"`, `""`).
+ * `text.strip(chars)` as Python does it: removes any of `chars` (BMP characters) from both ends, by
+ * default Python's whitespace (not JS's).
  */
-export function parsePyInt(text: string): number | undefined {
-  const m = /^([+-]?)(\d+(?:_\d+)*)$/.exec(pyStrip(text));
-  if (m?.[2] === undefined) return undefined;
-  const value = Number(m[2].replaceAll('_', ''));
-  return m[1] === '-' ? -value : value;
+export function pyStrip(text: string, chars = PY_SPACE): string {
+  // A scan from each end, not `/\s+$/`: that regex is quadratic on long inner runs of spaces.
+  let start = 0;
+  let end = text.length;
+  while (start < end && chars.includes(text.charAt(start))) start++;
+  while (end > start && chars.includes(text.charAt(end - 1))) end--;
+  return text.slice(start, end);
 }
 
-/**
- * Python `int(value)` for a decoded JSON value: a number is truncated toward zero, `true`/`false` are
- * 1/0, a string is parsed by {@link parsePyInt}; anything else (null, objects, NaN-like) is undefined.
- */
-export function pyIntOf(value: unknown): number | undefined {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (typeof value === 'number') return Number.isFinite(value) ? Math.trunc(value) : undefined;
-  if (typeof value === 'string') {
-    const n = parsePyInt(value);
-    return n !== undefined && Number.isFinite(n) ? n : undefined;
-  }
-  return undefined;
-}
-
-/**
- * Python `str()` of a decoded JSON scalar: a string is itself, null is `None`, booleans are
- * `True`/`False`, numbers are decimal; arrays and objects fall back to their JSON text.
- */
-export function pyStr(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === null || value === undefined) return 'None';
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return Number.isInteger(value) ? value.toFixed(0) : String(value);
-  return JSON.stringify(value);
+/** `text.splitlines()`: split at every Python line boundary; a final boundary adds no empty line. */
+export function pySplitLines(text: string): string[] {
+  if (text === '') return [];
+  const lines = text.split(LINE_BOUNDARY);
+  if (lines.at(-1) === '') lines.pop();
+  return lines;
 }
 
 /** The first `max` code points of `text` (never splits a surrogate pair). */

@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { Logger } from '../../core/logger.js';
+import { isJsonObject, parseJson } from '../../core/python/json-loads.js';
 import type { AgentSyncCore } from './agent-sync-core.js';
 import type { CommandOutcome } from './command-context.js';
-import { isJsonObject, parseJson } from './json-value.js';
 import { NdjsonFramer, type Frame } from './ndjson-framer.js';
 import { WireErrors, errorReply } from './replies.js';
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
+import type { JsonObject, JsonValue } from '../../core/python/json-loads.js';
 import type { RoundsTeam } from '../../teams/rounds/rounds-team.js';
 import type { PhaseChange } from '../../teams/rounds/rounds-state.js';
-import type { JsonObject, JsonValue } from './json-value.js';
 import type { Liveness } from './liveness.js';
 import type { MailboxAddress } from './mailbox-address.js';
 import type { AgentSyncMailboxes } from './mailboxes.js';

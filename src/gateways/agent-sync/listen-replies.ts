@@ -1,4 +1,4 @@
-import { isJsonArray, isJsonObject, type JsonValue } from './json-value.js';
+import { isJsonArray, isJsonObject, type JsonValue } from '../../core/python/json-loads.js';
 import type { RenderedItem } from './mail-item.js';
 
 /** Node timers cannot wait longer; a listen timeout beyond it means "no limit". */

@@ -1,8 +1,8 @@
 import type { Clock, Timer } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
+import type { JsonObject, JsonValue } from '../../core/python/json-loads.js';
 import type { CommandOutcome } from './command-context.js';
 import type { CommandLocks } from './command-locks.js';
-import type { JsonObject, JsonValue } from './json-value.js';
 import { listenReply, listenTimeoutMs } from './listen-replies.js';
 import { ListenWaiters, type Waiter } from './listen-waiters.js';
 import type { MailboxAddress } from './mailbox-address.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { JsonNumber, parseJson, type JsonValue } from './json-value.js';
+import { pyJson } from '../../core/python/json-dumps.js';
+import { JsonNumber, parseJson, type JsonValue } from '../../core/python/json-loads.js';
 import { envelopeItem, ITEM_HEADER, renderItem, seconds } from './mail-item.js';
-import { pyJson } from './py-json.js';
 
 function parsed(text: string): JsonValue {
   const result = parseJson(text);

@@ -1,10 +1,10 @@
 import type { Envelope, EnvelopeInput } from '../../core/envelope.js';
 import { isMailboxName } from '../../core/names.js';
+import { pyJson } from '../../core/python/json-dumps.js';
+import { JsonNumber, isJsonObject, parseJson, type JsonValue } from '../../core/python/json-loads.js';
+import { pyFloatRepr } from '../../core/python/numbers.js';
 import { agentSyncTextOf } from '../bridging/agent-sync-text.js';
 import { ORIGIN_HEADER, originHeaders } from '../bridging/origin-protocol.js';
-import { JsonNumber, isJsonObject, parseJson, type JsonValue } from './json-value.js';
-import { pyFloatRepr } from './py-float.js';
-import { pyJson } from './py-json.js';
 
 /** Largest serialised mailbox item, discussion entry or test result (bytes of UTF-8). */
 export const MAX_ITEM_BYTES = 61_000;

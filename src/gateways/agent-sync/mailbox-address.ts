@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isMailboxName } from '../../core/names.js';
-import { isJsonArray, isJsonObject, type JsonValue } from './json-value.js';
-import { pyFloatRepr } from './py-float.js';
-import { pyRepr } from './py-render.js';
+import { isJsonArray, isJsonObject, type JsonValue } from '../../core/python/json-loads.js';
+import { pyFloatRepr } from '../../core/python/numbers.js';
+import { pyRepr } from '../../core/python/repr.js';
 
 /**
  * Where an agent_sync name's mail lives. A string that is a valid bus mailbox name is a bus mailbox

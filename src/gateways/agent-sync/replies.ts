@@ -1,4 +1,4 @@
-import { pyJson, type PyJsonInput } from './py-json.js';
+import { pyJson, type PyJsonInput } from '../../core/python/json-dumps.js';
 
 /** The exact error texts of the wire contract (spec sections 3 and 5). */
 export const WireErrors = {

@@ -1,9 +1,9 @@
+import { RawJson, pyJsonString, type PyJsonInput } from '../../core/python/json-dumps.js';
+import { JsonNumber, isJsonObject, parseJson, type JsonValue } from '../../core/python/json-loads.js';
+import { pyStr } from '../../core/python/repr.js';
 import type { RoundsState } from '../../teams/rounds/rounds-state.js';
 import type { CommandContext, CommandHandler } from './command-context.js';
-import { JsonNumber, isJsonObject, parseJson, type JsonValue } from './json-value.js';
 import { seconds } from './mail-item.js';
-import { RawJson, pyJsonString, type PyJsonInput } from './py-json.js';
-import { pyStr } from './py-render.js';
 import { MAX_PAGED_REPLY_BYTES } from './reservation.js';
 import { WireErrors, errorReply, okReply } from './replies.js';
 

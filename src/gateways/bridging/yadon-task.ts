@@ -1,6 +1,6 @@
 import type { Envelope, EnvelopeInput } from '../../core/envelope.js';
+import { pyJson } from '../../core/python/json-dumps.js';
 import type { ErrorDoc, ResultDoc, TaskInput } from '../../teams/three-phase/result-doc.js';
-import { pyDumps } from '../yadon/py-json.js';
 import { originHeaders } from './origin-protocol.js';
 
 /** The type of every reply document a task-running gateway mails back (yadon, N.E.K.O.). */
@@ -36,6 +36,6 @@ export function yadonResultEnvelope(reply: {
     type: RESULT_TYPE,
     thread: reply.taskMessageId,
     headers: originHeaders('yadon'),
-    body: pyDumps(reply.doc),
+    body: pyJson(reply.doc, { nonFinite: 'null' }),
   };
 }

@@ -53,7 +53,7 @@ export interface NekoGatewayOptions {
    * The bus mailboxes of the channels' agents (`neko-<channel id>`): messages sent there run as tasks on
    * that channel and the outcome is mailed back (docs/bridging.md). Without it channels take no mail.
    */
-  readonly mail?: Pick<Bus, 'receive' | 'ack' | 'nack' | 'send'>;
+  readonly mail?: Pick<Bus, 'consume' | 'send'>;
 }
 
 /** The N.E.K.O. gateway; `executor` is valid after start(). */

@@ -33,13 +33,6 @@ export function sendDetail(reply: FastifyReply, status: number, text: string): F
   return reply.code(status).send({ detail: text });
 }
 
-/** Python-style truthiness of a JSON value, as the original reads flag values. */
-export function isTruthy(value: unknown): boolean {
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === 'object' && value !== null) return Object.keys(value).length > 0;
-  return Boolean(value);
-}
-
 /** True for a plain JSON object (not an array, not null). */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

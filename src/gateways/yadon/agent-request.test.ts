@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentRequest } from './agent-request.js';
-import { pyDumps } from './py-json.js';
 
 const parse = (text: string | Uint8Array) =>
   parseAgentRequest(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
@@ -35,11 +34,5 @@ describe('agent request parsing', () => {
       "接続処理エラー: 'str' object has no attribute 'get'",
     );
     expect(message('{"type": "task", "payload": null}')).toMatch(/^接続処理エラー: /);
-  });
-
-  it('serialises replies with Python separators, raw UTF-8 and no trailing newline', () => {
-    expect(pyDumps({ type: 'error', from: 'yadon-1', message: '日本語\n"q"', n: [1, null, true] })).toBe(
-      '{"type": "error", "from": "yadon-1", "message": "日本語\\n\\"q\\"", "n": [1, null, true]}',
-    );
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pyStr } from '../../core/py-text.js';
+import { pyStr, pyTypeName } from '../../core/python/repr.js';
 
 /** A request an agent socket accepts (spec yadon.md 3). */
 export type AgentRequest =
@@ -25,16 +25,6 @@ export const CONNECTION_ERROR_PREFIX = '接続処理エラー: ';
 
 const objectSchema = z.record(z.string(), z.unknown());
 const decoder = new TextDecoder('utf-8', { fatal: true });
-
-/** Python's name of a JSON value's type, for `'list' object has no attribute 'get'`-style details. */
-function pyTypeName(value: unknown): string {
-  if (Array.isArray(value)) return 'list';
-  if (value === null) return 'NoneType';
-  if (typeof value === 'string') return 'str';
-  if (typeof value === 'boolean') return 'bool';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
-  return 'dict';
-}
 
 function notAnObject(value: unknown): ParsedAgentRequest {
   return {

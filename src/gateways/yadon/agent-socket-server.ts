@@ -1,10 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
+import { pyJson } from '../../core/python/json-dumps.js';
 import { errorDoc } from '../../teams/three-phase/result-doc.js';
 import type { ReplyDoc } from './agent-endpoint.js';
 import { CONNECTION_ERROR_PREFIX, parseAgentRequest, type AgentRequest } from './agent-request.js';
-import { pyDumps } from './py-json.js';
 import { readRequest } from './request-reader.js';
 import { listenUnixSocket, type UnixSocketListener } from './unix-socket-listener.js';
 
@@ -110,7 +110,7 @@ export class AgentSocketServer {
 
   #reply(socket: Socket, reply: ReplyDoc, hasReadAll: boolean): void {
     if (socket.destroyed) return;
-    const bytes = Buffer.from(pyDumps(reply), 'utf8');
+    const bytes = Buffer.from(pyJson(reply, { nonFinite: 'null' }), 'utf8');
     if (hasReadAll) {
       socket.end(bytes, () => socket.destroy());
       return;

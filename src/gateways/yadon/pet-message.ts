@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { pyIntOf, pyStr } from '../../core/py-text.js';
+import { pyIntOf } from '../../core/python/numbers.js';
+import { pyStr } from '../../core/python/repr.js';
 
 /** Largest pet message read; more is dropped (spec yadon.md 2.4). */
 export const MAX_PET_MESSAGE_BYTES = 65_536;

@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.js';
-import { pyStr } from '../../core/py-text.js';
+import { pyStr } from '../../core/python/repr.js';
 import { exchangeWithAgent } from './yadon-client.js';
 import { agentSocketPath, MANAGER_NAME, workerNames } from './yadon-paths.js';
 

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import type { Clock } from '../../core/clock.js';
-import { pyDumps } from './py-json.js';
+import { pyJson } from '../../core/python/json-dumps.js';
 import { pyErrorText, TIMED_OUT_TEXT } from './os-error-text.js';
 
 /** Largest reply a client reads (replies up to 64 MiB must work). */
@@ -69,7 +69,7 @@ export function exchangeWithAgent(
     options.signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
       isConnected = true;
-      socket.end(pyDumps(request));
+      socket.end(pyJson(request, { nonFinite: 'null' }));
     });
     socket.on('data', (chunk: Buffer) => {
       size += chunk.length;
@@ -104,7 +104,7 @@ export function sendPetMessage(
       resolve(error);
     };
     const timer = options.clock.setTimer(() => finish(TIMED_OUT_TEXT), options.timeoutMs);
-    socket.once('connect', () => socket.end(pyDumps(message), () => finish(null)));
+    socket.once('connect', () => socket.end(pyJson(message, { nonFinite: 'null' }), () => finish(null)));
     socket.once('error', (err) => finish(pyErrorText(err)));
   });
 }

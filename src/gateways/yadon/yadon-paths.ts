@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { MusubiError } from '../../core/errors.js';
-import { parsePyInt } from '../../core/py-text.js';
+import { parsePyInt } from '../../core/python/numbers.js';
 
 /** The manager's agent name. */
 export const MANAGER_NAME = 'yadoran';

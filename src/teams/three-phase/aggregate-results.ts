@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pyStr } from '../../core/py-text.js';
+import { pyStr } from '../../core/python/repr.js';
 import { resultDoc, type CollectedEntry, type ResultDoc } from './result-doc.js';
 
 const payloadSchema = z.record(z.string(), z.unknown());

@@ -1,4 +1,4 @@
-import { firstCodePoints, hasMoreCodePoints } from '../../core/py-text.js';
+import { firstCodePoints, hasMoreCodePoints } from '../../core/python/text.js';
 
 /**
  * A speech bubble for one pet (spec yadon.md 3.6 and 3.8). Agents emit them as hub events; a pet UI

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { pyStr, pyStrip } from '../../core/py-text.js';
+import { pyStr } from '../../core/python/repr.js';
+import { pyStrip } from '../../core/python/text.js';
 
 /** One phase of a decomposition: its name and its subtasks as the LLM wrote them (shape checked at dispatch). */
 export interface PhasePlan {

@@ -1,4 +1,4 @@
-import { firstCodePoints, pyStrip } from '../../core/py-text.js';
+import { firstCodePoints, pyStrip } from '../../core/python/text.js';
 
 /** A worker's or the manager's `result` document (spec yadon.md 3.2); key order is the wire order. */
 export type ResultDoc = {

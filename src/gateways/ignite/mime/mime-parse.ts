@@ -1,4 +1,5 @@
-import { pyStrip, splitLines, toLf } from './header-text.js';
+import { pySplitLines, pyStrip } from '../../../core/python/text.js';
+import { toLf } from './header-text.js';
 
 /** A message split at its first blank line: the header block and the body (spec/ignite.md 2.4). */
 export interface MimeParts {
@@ -25,7 +26,7 @@ export function splitMime(text: string): MimeParts {
 export function parseHeaderBlock(headerBlock: string): Map<string, string> {
   const headers = new Map<string, string>();
   let last: string | undefined;
-  for (const line of splitLines(headerBlock)) {
+  for (const line of pySplitLines(headerBlock)) {
     const first = line.charAt(0);
     if ((first === ' ' || first === '\t') && last !== undefined) {
       headers.set(last, `${headers.get(last) ?? ''} ${pyStrip(line)}`);
@@ -56,7 +57,7 @@ export function addressList(value: string | undefined): string[] {
   if (value === undefined) return [];
   return value
     .split(',')
-    .map(pyStrip)
+    .map((item) => pyStrip(item))
     .filter((v) => v !== '');
 }
 
