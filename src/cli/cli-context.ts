@@ -7,6 +7,7 @@ export interface GlobalOptions {
   readonly store?: string;
   readonly config?: string;
   readonly logLevel?: string;
+  readonly logFormat?: string;
 }
 
 /** A bus opened for one command; `close()` closes bus then store. */
@@ -27,7 +28,7 @@ export interface CliContext {
   loadConfig(): Promise<Config>;
   /** Opens the configured store and a bus over it. */
   openBus(): Promise<OpenedBus>;
-  /** A logger writing JSON lines to stderr at the configured level. */
+  /** A logger writing to stderr at the configured level: readable lines on a terminal, else JSON lines. */
   logger(config: Config): Logger;
   readonly env: NodeJS.ProcessEnv;
   readonly stdout: NodeJS.WritableStream;

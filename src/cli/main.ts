@@ -1,5 +1,6 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { isMusubiError } from '../core/errors.js';
+import { LOG_FORMATS } from '../core/logger.js';
 import type { CliContext } from './cli-context.js';
 import { createCliContext } from './create-cli-context.js';
 import { version } from './version.js';
@@ -26,7 +27,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
 };
 
 /** Global options that take a value, so the command name is found after them. */
-const VALUED_GLOBALS = new Set(['--store', '-c', '--config', '--log-level']);
+const VALUED_GLOBALS = new Set(['--store', '-c', '--config', '--log-level', '--log-format']);
 
 /** The command named on the command line, if it is one of ours. */
 function commandOf(argv: readonly string[]): string | undefined {
@@ -49,6 +50,12 @@ async function buildProgram(
     .option('--store <url>', 'store URL: memory:, sqlite:<path>, nats://host:port (env MUSUBI_STORE)')
     .option('-c, --config <path>', 'config file (default: ./musubi.yaml when present)')
     .option('--log-level <level>', 'trace|debug|info|warn|error|fatal|silent (env MUSUBI_LOG_LEVEL)')
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'log lines on stderr (env MUSUBI_LOG_FORMAT; default: pretty on a terminal, else json)',
+      ).choices(LOG_FORMATS),
+    )
     .showHelpAfterError()
     .exitOverride();
   ctx.bindProgram(program);

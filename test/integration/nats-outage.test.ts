@@ -61,11 +61,15 @@ async function sendRetrying(bus: Bus, id: string, deadline: number): Promise<voi
 
 /** Starts `musubi up` and resolves once it reports the hub up. */
 async function startHubProcess(storeUrl: string) {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, '--store', storeUrl, 'up'], {
-    cwd: dir,
-    env: { ...process.env, MUSUBI_LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', TSX_LOADER, CLI_ENTRY, '--store', storeUrl, 'up', '--http-port', '0'],
+    {
+      cwd: dir,
+      env: { ...process.env, MUSUBI_LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   spawned.push(child);
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -137,7 +141,7 @@ describe.skipIf(unavailable !== null)('nats - outages', () => {
     const port = await freePort();
     const started = Date.now();
     const run = await runCli(
-      ['--store', `nats://secret-token@127.0.0.1:${port}?connectTimeoutMs=1500`, 'up'],
+      ['--store', `nats://secret-token@127.0.0.1:${port}?connectTimeoutMs=1500`, 'up', '--http-port', '0'],
       {
         cwd: dir,
       },
