@@ -53,6 +53,8 @@ export function realCliGuard(cli: CliName): string | undefined {
   const reason = `${PINS[cli].package}@${PINS[cli].version} is not in ${agentClisDir()} (install it with: ${how})`;
   if (process.env['CI'] !== 'true') {
     console.warn(`SKIP real ${cli} tests: ${reason}`);
+    // A file whose tests all sit behind the guard must still register one, or vitest fails it.
+    it.skip(`real ${cli} tests: ${reason}`, () => undefined);
     return undefined;
   }
   describe(`real ${cli} (CI)`, () => {
