@@ -25,24 +25,6 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    // Layering: only hub/ and tests import concrete store implementations.
-    files: ['src/core/**', 'src/bus/**', 'src/tasks/**', 'src/agents/**', 'src/teams/**', 'src/gateways/**'],
-    ignores: ['**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/store/memory/**', '**/store/sqlite/**', '**/store/nats/**'],
-              message: 'Only hub/ and tests import store implementations; depend on store/store.ts.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
-import type { FakeClock } from '../../../test/fakes/fake-clock.js';
-import type { Envelope, Priority } from '../../core/envelope.js';
-import { isMusubiError, type ErrorCode } from '../../core/errors.js';
-import type { Delivery, Store } from '../store.js';
+import type { FakeClock } from '../fakes/fake-clock.js';
+import type { Envelope, Priority } from '../../src/core/envelope.js';
+import { isMusubiError, type ErrorCode } from '../../src/core/errors.js';
+import type { Delivery, Store } from '../../src/store/store.js';
 
 /** What each group of conformance cases sees: the store and clock of the running test. */
 export interface ConformanceContext {

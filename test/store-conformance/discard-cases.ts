@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { DeadLetter, Store } from '../store.js';
+import type { DeadLetter, Store } from '../../src/store/store.js';
 import { claimOne, envelope, expectCode, type ConformanceContext } from './conformance-context.js';
 
 /** Appends `id` to `mailbox`, claims it and dead-letters it; resolves the letter. */

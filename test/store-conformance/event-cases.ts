@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { BusEvent } from '../../core/events.js';
+import type { BusEvent } from '../../src/core/events.js';
 import {
   claimOne,
   envelope,

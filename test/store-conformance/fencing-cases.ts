@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Delivery } from '../store.js';
+import type { Delivery } from '../../src/store/store.js';
 import { claimOne, envelope, expectCode, type ConformanceContext } from './conformance-context.js';
 import { deliveryVerbs } from './lease-cases.js';
 

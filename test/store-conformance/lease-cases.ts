@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { formatDeliveryId, parseDeliveryId } from '../delivery-id.js';
-import type { Store } from '../store.js';
+import { formatDeliveryId, parseDeliveryId } from '../../src/store/delivery-id.js';
+import type { Store } from '../../src/store/store.js';
 import { claimOne, envelope, expectCode, type ConformanceContext } from './conformance-context.js';
 
 const MALFORMED_DELIVERY_IDS = [

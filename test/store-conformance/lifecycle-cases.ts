@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Store } from '../store.js';
+import type { Store } from '../../src/store/store.js';
 import {
   claimOne,
   envelope,

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { PRIORITIES, type Priority } from '../../core/envelope.js';
+import { PRIORITIES, type Priority } from '../../src/core/envelope.js';
 import { claimOne, envelope, type ConformanceContext } from './conformance-context.js';
 
 /** Appending and claiming: order, idempotency, attempts, delivery ids. */

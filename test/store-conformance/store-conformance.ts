@@ -1,18 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../test/fakes/fake-clock.js';
-import { availableCases } from './conformance/available-cases.js';
-import type { ConformanceContext } from './conformance/conformance-context.js';
-import { deadLetterCases } from './conformance/dead-letter-cases.js';
-import { discardCases } from './conformance/discard-cases.js';
-import { eventCases } from './conformance/event-cases.js';
-import { fencingCases } from './conformance/fencing-cases.js';
-import { inspectionCases } from './conformance/inspection-cases.js';
-import { kvCases } from './conformance/kv-cases.js';
-import { leaseCases } from './conformance/lease-cases.js';
-import { lifecycleCases } from './conformance/lifecycle-cases.js';
-import { messageCases } from './conformance/message-cases.js';
-import { takeCases } from './conformance/take-cases.js';
-import type { Store } from './store.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+import { availableCases } from './available-cases.js';
+import type { ConformanceContext } from './conformance-context.js';
+import { deadLetterCases } from './dead-letter-cases.js';
+import { discardCases } from './discard-cases.js';
+import { eventCases } from './event-cases.js';
+import { fencingCases } from './fencing-cases.js';
+import { inspectionCases } from './inspection-cases.js';
+import { kvCases } from './kv-cases.js';
+import { leaseCases } from './lease-cases.js';
+import { lifecycleCases } from './lifecycle-cases.js';
+import { messageCases } from './message-cases.js';
+import { takeCases } from './take-cases.js';
+import type { Store } from '../../src/store/store.js';
 
 /** Options for {@link describeStoreConformance}. */
 export interface StoreConformanceOptions {

@@ -1,20 +1,12 @@
 import { Option, type Command } from 'commander';
-import type { AgentBackend } from '../../agents/agent-runner.js';
 import { LOG_LEVELS, type LogLevel } from '../../core/logger.js';
 import { DEFAULT_DEMO_STATE_DIR } from '../../hub/demo/demo-config.js';
 import type { CliContext } from '../cli-context.js';
+import type { DemoFlags } from '../demo/run-demo-command.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
 
 /** The agent CLIs `--agent` accepts (the scripted agent is the default). */
 export const DEMO_AGENT_CHOICES = ['claude', 'codex', 'gemini', 'copilot', 'opencode', 'scripted'] as const;
-
-/** Flags of `musubi demo`. */
-export interface DemoFlags {
-  readonly agent?: AgentBackend;
-  readonly keep?: boolean;
-  readonly state: string;
-  readonly port: number;
-}
 
 function isLogLevel(value: string | undefined): value is LogLevel {
   return LOG_LEVELS.some((level) => level === value);

@@ -1,4 +1,5 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
+import type { AgentBackend } from '../../agents/agent-runner.js';
 import { installedBackends } from '../../agents/selection/resolve-agent-choice.js';
 import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
 import { createSystemClock } from '../../core/clock.js';
@@ -7,10 +8,17 @@ import { createLogger, type LogLevel } from '../../core/logger.js';
 import { demoPaths } from '../../hub/demo/demo-config.js';
 import { runDemo } from '../../hub/demo/run-demo.js';
 import type { CliContext } from '../cli-context.js';
-import type { DemoFlags } from '../commands/demo.js';
 import { formatReady, formatSummary } from './demo-text.js';
 import { createProgressView } from './progress-view.js';
 import { claudeRootNotice } from '../../agents/claude/claude-backend.js';
+
+/** Flags of `musubi demo`. */
+export interface DemoFlags {
+  readonly agent?: AgentBackend;
+  readonly keep?: boolean;
+  readonly state: string;
+  readonly port: number;
+}
 
 /** Resolves on the first SIGINT or SIGTERM; `dispose` removes the handlers. */
 function stopSignals(): { readonly stopped: Promise<string>; dispose(): void } {

@@ -3,8 +3,7 @@ import { isMailboxName } from '../../core/names.js';
 import { pyJson } from '../../core/python/json-dumps.js';
 import { JsonNumber, isJsonObject, parseJson, type JsonValue } from '../../core/python/json-loads.js';
 import { pyFloatRepr } from '../../core/python/numbers.js';
-import { agentSyncTextOf } from '../bridging/agent-sync-text.js';
-import { ORIGIN_HEADER, originHeaders } from '../bridging/origin-protocol.js';
+import { agentSyncTextOf, ORIGIN_HEADER, originHeaders } from '../bridging/index.js';
 
 /** Largest serialised mailbox item, discussion entry or test result (bytes of UTF-8). */
 export const MAX_ITEM_BYTES = 61_000;

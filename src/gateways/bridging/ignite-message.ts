@@ -1,7 +1,6 @@
 import { isMap, parseDocument, stringify } from 'yaml';
 import type { Envelope, Priority } from '../../core/envelope.js';
-import { isSendableType } from '../ignite/agent-names.js';
-import { hasLineBreak, toLf } from '../ignite/mime/header-text.js';
+import { hasLineBreak, isSendableType, toLf } from '../ignite/index.js';
 
 /** The X-IGNITE-Type written when the envelope type cannot be one (it holds `/` or starts with `.`). */
 export const FALLBACK_IGNITE_TYPE = 'message';

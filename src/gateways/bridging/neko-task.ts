@@ -2,8 +2,7 @@ import type { Envelope, EnvelopeInput } from '../../core/envelope.js';
 import { isTerminalState, type TaskChange } from '../../tasks/task-record.js';
 import { isPluginChannel, type Channel } from '../../teams/executor/channel.js';
 import type { DispatchPlan } from '../../teams/executor/dispatcher.js';
-import { channelAgentName } from '../neko/neko-events.js';
-import { publicTask } from '../neko/neko-wire.js';
+import { channelAgentName, publicTask } from '../neko/index.js';
 import { originHeaders } from './origin-protocol.js';
 import { RESULT_TYPE } from './yadon-task.js';
 

@@ -1,5 +1,5 @@
 import type { Delivery } from '../../store/store.js';
-import { igniteMessageOf } from '../bridging/ignite-message.js';
+import { igniteMessageOf } from '../bridging/index.js';
 import { buildMime } from './mime/mime-build.js';
 import { writeNewQueueFile } from './mime/queue-file-writer.js';
 import type { MonitorContext } from './monitor-context.js';

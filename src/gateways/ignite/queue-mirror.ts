@@ -8,7 +8,7 @@ import {
   type Priority,
 } from '../../core/envelope.js';
 import { isMailboxName } from '../../core/names.js';
-import { ORIGIN_HEADER } from '../bridging/origin-protocol.js';
+import { ORIGIN_HEADER } from '../bridging/index.js';
 import type { ParsedMime } from './mime/mime-parse.js';
 import { nameStamp } from './mime/queue-file-name.js';
 import { isQueueFileName } from './ignite-paths.js';

@@ -5,9 +5,7 @@ import type { Delivery } from '../../store/store.js';
 import type { TaskRegistry } from '../../tasks/task-registry.js';
 import type { Channel } from '../../teams/executor/channel.js';
 import type { ExecutorTeam } from '../../teams/executor/executor-team.js';
-import { nekoResultEnvelope, nekoTaskOf } from '../bridging/neko-task.js';
-import { originHeaders } from '../bridging/origin-protocol.js';
-import { RESULT_TYPE } from '../bridging/yadon-task.js';
+import { nekoResultEnvelope, nekoTaskOf, originHeaders, RESULT_TYPE } from '../bridging/index.js';
 import { channelAgentName } from './neko-events.js';
 
 /** Collaborators of {@link NekoBusIntake}. */

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { isTruthy } from '../../core/python/repr.js';
 import { FLAG_KEYS, isFlagKey, type FlagKey } from '../../teams/executor/channel.js';
 import { flagsObject, gateObject } from './neko-wire.js';
-import { isJsonObject, sendDetail, type NekoApiContext } from './neko-http.js';
+import { isJsonObject, sendDetail, type NekoApiContext } from './http-route-context.js';
 
 function elapsedMs(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 1000) / 1000;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { publicTask, taskListItem } from './neko-wire.js';
-import { isJsonObject, sendDetail, type NekoApiContext } from './neko-http.js';
+import { isJsonObject, sendDetail, type NekoApiContext } from './http-route-context.js';
 import { sessionKeyOf } from './neko-frames.js';
 import { isoMicros } from './neko-time.js';
 

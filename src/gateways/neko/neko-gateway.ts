@@ -18,7 +18,7 @@ import { NekoBusIntake } from './bus-intake.js';
 import { createNekoEvents, enableEverything } from './neko-events.js';
 import { parseInboundFrame } from './neko-frames.js';
 import { buildNekoHttpApp } from './neko-http.js';
-import { RequestGuard } from '../http/request-guard.js';
+import { RequestGuard } from '../http/index.js';
 import type { NekoSettings } from './neko-settings.js';
 import { snapshotObject } from './neko-wire.js';
 import { ZmqAgentBridge, type FrameSource } from './zmq-agent-bridge.js';

@@ -1,42 +1,15 @@
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import type { Clock } from '../../core/clock.js';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from '../../core/logger.js';
-import type { TaskRegistry } from '../../tasks/task-registry.js';
-import type { ExecutorTeam } from '../../teams/executor/executor-team.js';
 import { registerAgentRoutes } from './http-agent-routes.js';
+import { sendDetail, type NekoApiContext } from './http-route-context.js';
 import { registerTaskRoutes } from './http-task-routes.js';
 import { isMusubiError } from '../../core/errors.js';
-import type { RequestGuard } from '../http/request-guard.js';
-import { clientErrorHandler } from '../http/client-error.js';
+import { clientErrorHandler, type RequestGuard } from '../http/index.js';
 
 /** Request bodies above this are refused (413). */
 export const MAX_HTTP_BODY_BYTES = 1024 * 1024;
 
-/** What the HTTP control API works on; the gateway provides it. */
-export interface NekoApiContext {
-  readonly instanceId: string;
-  readonly executor: ExecutorTeam;
-  readonly registry: TaskRegistry;
-  readonly clock: Clock;
-  /** Builds the state snapshot (runs the lazy clean-up, consumes the notification). */
-  snapshot(): Promise<Record<string, unknown>>;
-  /** Builds a snapshot and sends it as `agent_status_update`. */
-  emitStatus(): Promise<void>;
-  /** Re-reads channel and assessor configuration; resolves a message for the caller. */
-  reloadConfig(): Promise<string>;
-}
-
 class InvalidJsonBody extends Error {}
-
-/** Sends `{"detail": text}` with `status` (the original's validation-error convention). */
-export function sendDetail(reply: FastifyReply, status: number, text: string): FastifyReply {
-  return reply.code(status).send({ detail: text });
-}
-
-/** True for a plain JSON object (not an array, not null). */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Builds the fastify app of the N.E.K.O. HTTP control API (spec neko.md 3.3): every body is read as

@@ -11,7 +11,7 @@ import {
   type TaskInput,
   type TaskOutcome,
 } from '../../teams/three-phase/result-doc.js';
-import { yadonResultEnvelope, yadonTaskOf } from '../bridging/yadon-task.js';
+import { yadonResultEnvelope, yadonTaskOf } from '../bridging/index.js';
 import { CONNECTION_ERROR_PREFIX } from './agent-request.js';
 import { decodeTaskMessage, encodeTaskMessage, SOCKET_TASK_TYPE } from './task-message.js';
 import { DEFAULT_RETENTION_MS, TaskRecords } from './task-records.js';

@@ -1,4 +1,4 @@
-import { describeStoreConformance } from '../store.conformance.js';
+import { describeStoreConformance } from '../../../test/store-conformance/store-conformance.js';
 import { MemoryStore } from './memory-store.js';
 
 describeStoreConformance('memory', async (clock) => new MemoryStore({ clock }));

@@ -6,8 +6,8 @@ import {
   SHARED_NATS,
   uniquePrefix,
 } from '../../../test/fixtures/nats-server.js';
-import { envelope } from '../conformance/conformance-context.js';
-import { describeStoreConformance } from '../store.conformance.js';
+import { envelope } from '../../../test/store-conformance/conformance-context.js';
+import { describeStoreConformance } from '../../../test/store-conformance/store-conformance.js';
 import { parseNatsUrl } from './nats-location.js';
 import { NatsStore } from './nats-store.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../test/fakes/fake-clock.js';
-import { claimOne, envelope, expectCode } from '../conformance/conformance-context.js';
+import { claimOne, envelope, expectCode } from '../../../test/store-conformance/conformance-context.js';
 import { SqliteStore } from './sqlite-store.js';
 
 // Calls made without awaiting in between land in one group-commit batch (one transaction).

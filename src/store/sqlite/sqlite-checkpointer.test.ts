@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../test/fakes/fake-clock.js';
-import { envelope, waitFor } from '../conformance/conformance-context.js';
+import { envelope, waitFor } from '../../../test/store-conformance/conformance-context.js';
 import { SqliteStore } from './sqlite-store.js';
 
 let dir = '';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../test/fakes/fake-clock.js';
-import { envelope, iteratorOf, take, waitFor } from '../conformance/conformance-context.js';
+import { envelope, iteratorOf, take, waitFor } from '../../../test/store-conformance/conformance-context.js';
 import { SqliteStore } from './sqlite-store.js';
 
 // Two stores on one file are two connections, which is what two processes are to SQLite.

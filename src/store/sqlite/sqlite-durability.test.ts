@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../test/fakes/fake-clock.js';
 import { isMusubiError } from '../../core/errors.js';
-import { envelope, expectCode } from '../conformance/conformance-context.js';
+import { envelope, expectCode } from '../../../test/store-conformance/conformance-context.js';
 import { SCHEMA_VERSION } from './sqlite-schema.js';
 import { SqliteStore } from './sqlite-store.js';
 

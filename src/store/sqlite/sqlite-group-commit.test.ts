@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MusubiError } from '../../core/errors.js';
-import { expectCode } from '../conformance/conformance-context.js';
+import { expectCode } from '../../../test/store-conformance/conformance-context.js';
 import { MAX_BATCH, SqliteGroupCommit } from './sqlite-group-commit.js';
 
 let dir = '';

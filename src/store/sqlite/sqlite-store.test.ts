@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { describeStoreConformance } from '../store.conformance.js';
+import { describeStoreConformance } from '../../../test/store-conformance/store-conformance.js';
 import { SqliteStore } from './sqlite-store.js';
 
 let dir = '';
