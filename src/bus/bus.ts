@@ -7,9 +7,10 @@ import type { Logger } from '../core/logger.js';
 import { assertKvKey, assertMailboxName } from '../core/names.js';
 import { parseDeliveryId } from '../store/delivery-id.js';
 import type { DeadLetter, Delivery, KvWriteOptions, Store } from '../store/store.js';
-import type { Bus, KvState, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
+import type { Bus, KvState, MailWatch, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
 import { checkDeadLetterId, checkDeliveryId, checkDuration } from './bus-arguments.js';
 import { consumeMailbox } from './consumer.js';
+import { createMailWatch } from './mail-watch.js';
 import { MailboxWaiters } from './mailbox-waiters.js';
 import { backoffDelayMs, type RetryConfig } from './retry-policy.js';
 
@@ -45,6 +46,7 @@ export function createBus(options: CreateBusOptions): Bus {
   const waiters = new MailboxWaiters({ clock });
   const unsubscribe = store.onAvailable((mailbox) => waiters.notify(mailbox));
   let isClosed = false;
+  const watches = new Set<MailWatch>();
   let closing: Promise<void> | undefined;
 
   const assertOpen = (): void => {
@@ -254,6 +256,16 @@ export function createBus(options: CreateBusOptions): Bus {
       const mailbox = assertMailboxName(mailboxName);
       return consumeMailbox({ bus, clock, logger: log }, mailbox, handler, consumeOptions);
     },
+    watchMail(mailboxName) {
+      assertOpen();
+      const watch = createMailWatch({ store, clock, mailbox: assertMailboxName(mailboxName) });
+      watches.add(watch);
+      const close = (): void => {
+        watches.delete(watch);
+        watch.close();
+      };
+      return { next: (nextOptions) => watch.next(nextOptions), close, [Symbol.dispose]: close };
+    },
     async retryDeadLetter(envelopeId) {
       assertOpen();
       return store.requeueDeadLetter(checkDeadLetterId(envelopeId));
@@ -280,6 +292,8 @@ export function createBus(options: CreateBusOptions): Bus {
         isClosed = true;
         unsubscribe();
         waiters.close();
+        for (const watch of watches) watch.close();
+        watches.clear();
       });
       return closing;
     },

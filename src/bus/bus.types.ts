@@ -76,6 +76,21 @@ export interface ConsumeOptions {
 }
 
 /**
+ * "Mail may have arrived" for one mailbox, without claiming anything (see Bus.watchMail). Notifications
+ * that come between two waits are kept, so check the mailbox, then wait, and nothing is missed.
+ */
+export interface MailWatch extends Disposable {
+  /**
+   * Resolves true once mail may have become claimable since the previous call (or since the watch was
+   * made): a send, nack or requeue in this process, another process's write as the store notices it, or
+   * the mailbox's next delay or lease ending. Resolves false after `timeoutMs` (default: never), when
+   * `signal` aborts or when the watch is closed.
+   */
+  next(options?: { readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<boolean>;
+  close(): void;
+}
+
+/**
  * The bus: mailboxes with leases, retries with backoff and dead letters, over one Store.
  * Every name and envelope is validated here (MAILBOX_NAME_INVALID, ENVELOPE_INVALID) before the store
  * sees it. After close() every method rejects with BUS_CLOSED.
@@ -120,6 +135,11 @@ export interface Bus extends AsyncDisposable {
    * each delivery as the handler decides. Rejects MAILBOX_NAME_INVALID at once for a bad name.
    */
   consume(mailbox: string, handler: ConsumeHandler, options: ConsumeOptions): Promise<void>;
+  /**
+   * Watches `mailbox` for mail that may have become claimable, for a consumer that takes messages its
+   * own way (agent_sync's listens take by id). Close it when done. Rejects MAILBOX_NAME_INVALID.
+   */
+  watchMail(mailbox: string): MailWatch;
   /** Moves every dead letter with this envelope id back into its mailbox (attempt 0); NOT_FOUND when none. */
   retryDeadLetter(envelopeId: string): Promise<DeadLetter[]>;
   /** Deletes every dead letter with this envelope id, freeing the id; NOT_FOUND when none. */

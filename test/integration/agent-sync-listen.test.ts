@@ -1,5 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LineClient, ask, startServer, waitFor, type TestServer } from '../fixtures/agent-sync-harness.js';
+import { join } from 'node:path';
+import { createBus } from '../../src/bus/bus.js';
+import { createSystemClock } from '../../src/core/clock.js';
+import { createIdGenerator } from '../../src/core/ids.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import {
+  LineClient,
+  ask,
+  startServer,
+  tempDir,
+  waitFor,
+  type TestServer,
+} from '../fixtures/agent-sync-harness.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 type Reply = Record<string, unknown>;
@@ -173,7 +186,7 @@ describe('agent-sync listen', () => {
   });
 
   it('presents mail from another gateway in agent_sync shape and wakes a parked listen', async () => {
-    await start({ foreignCheckMs: 50 });
+    await start();
     const c = await client();
     c.send({ cmd: 'listen', agent: 'agent-b', timeout: 10 });
     await waitFor(async () => (await ask(server?.port ?? 0, { cmd: 'status' })).ok === true);
@@ -187,5 +200,31 @@ describe('agent-sync listen', () => {
     expect(await c.next()).toBe(
       '{"ok": true, "messages": [{"from": "yadon-1", "type": "task", "text": "do X", "ts": 1795975449.291}], "timeout": false}',
     );
+  });
+
+  it('wakes a parked listen on mail another process writes to the same SQLite store', async () => {
+    const cwd = await tempDir();
+    await start({ store: 'sqlite', cwd });
+    const c = await client();
+    c.send({ cmd: 'listen', agent: 'agent-b', timeout: 10 });
+    await waitFor(async () => (await ask(server?.port ?? 0, { cmd: 'status' })).ok === true);
+    // A second connection to the file, as another hub process has: the gateway sees its commit only
+    // through the store's cross-connection notice.
+    const clock = createSystemClock();
+    const other = await SqliteStore.open({ path: join(cwd, 'bus.db'), clock });
+    try {
+      const bus = createBus({
+        store: other,
+        clock,
+        ids: createIdGenerator(clock),
+        logger: createSilentLogger(),
+        config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
+      });
+      await bus.send({ from: 'neko-1', to: 'agent-b', type: 'task', body: 'from afar' });
+      expect(texts(await c.json())).toEqual(['from afar']);
+      await bus.close();
+    } finally {
+      await other.close();
+    }
   });
 });

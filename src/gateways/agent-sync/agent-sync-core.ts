@@ -54,8 +54,6 @@ export interface AgentSyncCoreOptions {
   readonly staleAfterMs: number;
   /** Discard the persisted state (and the agents' mailboxes) at start. */
   readonly isFresh: boolean;
-  /** How often parked listens look for mail other gateways put into their bus mailbox. */
-  readonly foreignCheckMs: number;
   /** Where joined agents are recorded as attached through agent_sync (other gateways then hand them their mail). */
   readonly directory?: Pick<AgentDirectory, 'update'>;
 }
@@ -95,7 +93,6 @@ export class AgentSyncCore {
       locks: this.#locks,
       clock,
       logger: this.#log,
-      foreignCheckMs: options.foreignCheckMs,
       touch: (name) => this.#touch(name),
     });
   }

@@ -12,7 +12,6 @@ import { AgentSyncConnection } from './agent-sync-connection.js';
 export const AGENT_SYNC_DEFAULT_HOST = '127.0.0.1';
 export const AGENT_SYNC_DEFAULT_PORT = 9800;
 export const AGENT_SYNC_DEFAULT_STALE_AFTER_MS = 120_000;
-const DEFAULT_FOREIGN_CHECK_MS = 1_000;
 /** How long stop() lets connections finish their current line before closing them hard. */
 const STOP_GRACE_MS = 5_000;
 
@@ -36,8 +35,6 @@ export interface AgentSyncGatewayOptions {
   readonly staleAfterMs?: number;
   /** KV namespace, default `agent-sync`; two gateways on one bus need different ids. */
   readonly teamId?: string;
-  /** How often parked listens check for mail delivered by other gateways (default 1 s). */
-  readonly foreignCheckMs?: number;
   /** Records each joined agent as attached through agent_sync (docs/bridging.md); default: not recorded. */
   readonly directory?: Pick<AgentDirectory, 'update'>;
 }
@@ -154,7 +151,6 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
             teamId: options.teamId ?? 'agent-sync',
             staleAfterMs: options.staleAfterMs ?? AGENT_SYNC_DEFAULT_STALE_AFTER_MS,
             isFresh: options.isFresh ?? false,
-            foreignCheckMs: options.foreignCheckMs ?? DEFAULT_FOREIGN_CHECK_MS,
             ...(options.directory !== undefined && { directory: options.directory }),
           }),
         ),

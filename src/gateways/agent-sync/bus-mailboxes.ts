@@ -37,12 +37,6 @@ export class BusMailboxes {
     return (await this.#bus.count(mailbox)).total;
   }
 
-  /** Bus mailboxes holding messages that can be claimed now (one query, whatever the mailbox count). */
-  async withReadyMail(): Promise<Set<string>> {
-    const counts = await this.#bus.listMailboxes();
-    return new Set(counts.filter((c) => c.ready > 0).map((c) => c.mailbox));
-  }
-
   /** Reserves unreserved ready messages from the head within the listen budget; null when there are none. */
   async reserve(mailbox: string, mailboxKey: string): Promise<Reservation | null> {
     const reserved = this.#reserved.get(mailbox);

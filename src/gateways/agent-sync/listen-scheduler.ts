@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../../core/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import type { JsonObject, JsonValue } from '../../core/python/json-loads.js';
 import type { CommandOutcome } from './command-context.js';
@@ -16,8 +16,6 @@ export interface ListenSchedulerOptions {
   readonly locks: CommandLocks;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** How often parked listens look for mail other gateways put into their bus mailbox. */
-  readonly foreignCheckMs: number;
   /** Records that `name` was seen (start and end of a listen). */
   readonly touch: (name: JsonValue) => void;
 }
@@ -30,7 +28,8 @@ export interface ListenSchedulerOptions {
 export class ListenScheduler {
   readonly #o: ListenSchedulerOptions;
   readonly #waiters = new ListenWaiters();
-  #foreignTimer: Timer | undefined;
+  /** Per bus mailbox key with parked listens: the watch serving them mail other gateways send. */
+  readonly #watches = new Map<string, AbortController>();
   #isClosed = false;
 
   constructor(options: ListenSchedulerOptions) {
@@ -98,8 +97,8 @@ export class ListenScheduler {
   /** Cancels every parked listen and stops the timer. Idempotent. */
   close(): void {
     this.#isClosed = true;
-    this.#foreignTimer?.cancel();
-    this.#foreignTimer = undefined;
+    for (const stop of this.#watches.values()) stop.abort();
+    this.#watches.clear();
     this.#waiters.cancelAll();
   }
 
@@ -123,8 +122,12 @@ export class ListenScheduler {
     }
     const onAbort = (): void => waiter.settle({ kind: 'cancelled' });
     signal.addEventListener('abort', onAbort, { once: true });
-    void result.then(() => signal.removeEventListener('abort', onAbort));
-    this.#armForeignCheck();
+    void result.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      // The last listen on this mailbox is gone: nobody needs its watch any more.
+      if (!this.#waiters.has(address.key)) this.#watches.get(address.key)?.abort();
+    });
+    if (address.kind === 'bus') this.#watchBusMailbox(address.key, address.mailbox);
     return { parked: result };
   }
 
@@ -138,24 +141,28 @@ export class ListenScheduler {
     });
   }
 
-  /** While listens are parked, periodically serves them mail that arrived from other gateways. */
-  #armForeignCheck(): void {
-    if (this.#foreignTimer !== undefined || this.#isClosed) return;
-    this.#foreignTimer = this.#o.clock.setTimer(() => {
-      this.#foreignTimer = undefined;
-      void this.#checkForeignMail()
-        .catch((err: unknown) => this.#o.logger.error({ err }, 'foreign mail check failed'))
-        .finally(() => {
-          if (this.#waiters.addresses().length > 0) this.#armForeignCheck();
-        });
-    }, this.#o.foreignCheckMs);
-  }
-
-  async #checkForeignMail(): Promise<void> {
-    const waited = this.#waiters.addresses().filter((a) => a.kind === 'bus');
-    if (waited.length === 0) return;
-    const withMail = await this.#o.mailboxes.busMailboxesWithMail();
-    const due = waited.filter((a) => a.kind === 'bus' && withMail.has(a.mailbox));
-    await Promise.all(due.map((a) => this.#o.locks.mailboxes([a.key], () => this.serve(a))));
+  /**
+   * While listens are parked on a bus mailbox, serves them the mail other gateways (or other processes)
+   * put there, woken by the bus as it arrives. The first round serves at once: mail that came between
+   * the listen's own check and the watch.
+   */
+  #watchBusMailbox(key: string, mailbox: string): void {
+    if (this.#watches.has(key) || this.#isClosed) return;
+    const stop = new AbortController();
+    this.#watches.set(key, stop);
+    const address: MailboxAddress = { kind: 'bus', key, mailbox };
+    const watching = async (): Promise<void> => {
+      using watch = this.#o.mailboxes.watchBus(mailbox);
+      while (!stop.signal.aborted && this.#waiters.has(key)) {
+        await this.#o.locks.mailboxes([key], () => this.serve(address));
+        if (!this.#waiters.has(key)) return;
+        await watch.next({ signal: stop.signal });
+      }
+    };
+    void watching()
+      .catch((err: unknown) => this.#o.logger.error({ err, mailbox }, 'watching a bus mailbox failed'))
+      .finally(() => {
+        if (this.#watches.get(key) === stop) this.#watches.delete(key);
+      });
   }
 }

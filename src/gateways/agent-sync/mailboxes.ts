@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Bus } from '../../bus/bus.types.js';
+import type { Bus, MailWatch } from '../../bus/bus.types.js';
 import type { Logger } from '../../core/logger.js';
 import { BusMailboxes } from './bus-mailboxes.js';
 import type { MailboxAddress } from './mailbox-address.js';
@@ -61,9 +61,9 @@ export class AgentSyncMailboxes {
       : this.#privateBoxes.reserve(address.digest, address.key);
   }
 
-  /** Bus mailboxes holding claimable messages (used to find mail other gateways delivered). */
-  busMailboxesWithMail(): Promise<Set<string>> {
-    return this.#busBoxes.withReadyMail();
+  /** Watches a bus mailbox for mail (from other gateways or processes) a parked listen can take. */
+  watchBus(mailbox: string): MailWatch {
+    return this.#bus.watchMail(mailbox);
   }
 
   /** Empties `alsoBus` and every mailbox this gateway wrote to, and forgets them (fresh start). */

@@ -1,0 +1,68 @@
+import type { Clock, Timer } from '../core/clock.js';
+import type { Store } from '../store/store.js';
+import type { MailWatch } from './bus.types.js';
+
+/**
+ * A {@link MailWatch} on one mailbox of `store`. It subscribes to the store's notifications at once and
+ * remembers one that comes while nobody waits, so a caller that checks the mailbox and then waits never
+ * misses mail sent in between. Each wait also wakes at the mailbox's next due time (a delay or a lease
+ * ending), read when the wait starts.
+ */
+export function createMailWatch(o: {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly mailbox: string;
+}): MailWatch {
+  let isPending = false;
+  let wake: (() => void) | undefined;
+  let isClosed = false;
+  const unsubscribe = o.store.onAvailable((mailbox) => {
+    if (mailbox !== null && mailbox !== o.mailbox) return;
+    isPending = true;
+    wake?.();
+  });
+
+  const close = (): void => {
+    if (isClosed) return;
+    isClosed = true;
+    unsubscribe();
+    wake?.();
+  };
+
+  const next = async (options: { readonly timeoutMs?: number; readonly signal?: AbortSignal } = {}) => {
+    const { signal } = options;
+    const takePending = (): boolean => {
+      const was = isPending;
+      isPending = false;
+      return was;
+    };
+    // Looked at again after the await below: a close or an abort may come while it runs.
+    const isOver = (): boolean => isClosed || signal?.aborted === true;
+    if (takePending()) return true;
+    if (isOver()) return false;
+    const now = o.clock.now();
+    const deadline = now + (options.timeoutMs ?? Infinity);
+    const dueAt = await o.store.nextDueAt(o.mailbox);
+    if (takePending()) return true;
+    if (isOver()) return false;
+    // A due time already past was visible to the caller's own check: waiting on it would spin.
+    const isDueFirst = dueAt !== null && dueAt > o.clock.now() && dueAt < deadline;
+    const wakeAt = isDueFirst ? dueAt : deadline;
+    return new Promise<boolean>((resolve) => {
+      let timer: Timer | undefined;
+      const finish = (result: boolean): void => {
+        timer?.cancel();
+        wake = undefined;
+        signal?.removeEventListener('abort', onAbort);
+        resolve(result);
+      };
+      const onAbort = (): void => finish(false);
+      wake = () => finish(takePending());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (wakeAt !== Infinity)
+        timer = o.clock.setTimer(() => finish(isDueFirst || takePending()), wakeAt - o.clock.now());
+    });
+  };
+
+  return { next, close, [Symbol.dispose]: close };
+}
