@@ -1,7 +1,7 @@
 import { el, replaceChildren } from './dom.js';
 import type { PageState } from './page-state.js';
 import { clip, formatAgo, formatCount, formatUsd, hueOf, initialOf } from './text-format.js';
-import type { Agent, MailboxCounts } from './wire-schemas.js';
+import type { Agent, MailboxCounts } from '../gateways/http/api-schemas.js';
 
 const STATE_LABELS: Readonly<Record<string, string>> = {
   idle: 'idle',

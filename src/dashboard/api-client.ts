@@ -1,5 +1,5 @@
 import type * as z from 'zod';
-import { errorReply } from './wire-schemas.js';
+import { errorReply } from '../gateways/http/api-schemas.js';
 
 /** A failed API call: the gateway's error code and message, or NETWORK / BAD_REPLY. */
 export class ApiError extends Error {

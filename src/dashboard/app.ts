@@ -3,7 +3,7 @@ import { ApiClient } from './api-client.js';
 import { byId, el } from './dom.js';
 import { EventFeed } from './event-feed.js';
 import { PageController } from './page-controller.js';
-import { healthReply, sayReply } from './wire-schemas.js';
+import { healthReply, sayReply } from '../gateways/http/api-schemas.js';
 
 // The page's CSP has no 'unsafe-eval': zod must not try to compile validators with `new Function`.
 z.config({ jitless: true });

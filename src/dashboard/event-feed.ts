@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { busEvent, type BusEvent } from './wire-schemas.js';
+import { busEvent, type BusEvent } from '../gateways/http/api-schemas.js';
 
 /** Connection state shown in the header. */
 export type FeedStatus = 'connecting' | 'live' | 'reconnecting';

@@ -1,7 +1,7 @@
 import { el, replaceChildren } from './dom.js';
 import type { LogFilter, MessageLog } from './message-log.js';
 import { clip, formatClock, hueOf } from './text-format.js';
-import type { MessageRow } from './wire-schemas.js';
+import type { MessageRow } from '../gateways/http/api-schemas.js';
 
 const ROWS_SHOWN = 200;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MessageLog } from './message-log.js';
-import type { BusEvent, MessageRow } from './wire-schemas.js';
+import type { BusEvent, MessageRow } from '../gateways/http/api-schemas.js';
 
 const noFilter = { agent: '', type: '', thread: '' };
 const sent = (cursor: number, messageId: string, extra: Partial<BusEvent> = {}): BusEvent => ({

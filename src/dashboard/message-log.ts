@@ -1,4 +1,4 @@
-import type { BusEvent, MessageRow } from './wire-schemas.js';
+import type { BusEvent, MessageRow } from '../gateways/http/api-schemas.js';
 
 /** The message log's filter: each field matches case-insensitively as a substring; empty matches all. */
 export interface LogFilter {

@@ -22,7 +22,7 @@ import {
   tasksReply,
   teamsReply,
   type BusEvent,
-} from './wire-schemas.js';
+} from '../gateways/http/api-schemas.js';
 
 type Topic = 'agents' | 'queues' | 'tasks' | 'teams' | 'messages';
 type Section = 'agents' | 'queues' | 'tasks' | 'teams' | 'log' | 'header';

@@ -1,6 +1,6 @@
 import { el, replaceChildren } from './dom.js';
 import { clip, formatAgo, formatDuration } from './text-format.js';
-import type { DeadLetter, Lease, MailboxCounts } from './wire-schemas.js';
+import type { DeadLetter, Lease, MailboxCounts } from '../gateways/http/api-schemas.js';
 
 /** What the dead-letter list's buttons do. */
 export interface DeadLetterActions {

@@ -1,6 +1,6 @@
 import { el, replaceChildren } from './dom.js';
 import { clip, formatAgo, formatDuration } from './text-format.js';
-import type { Task, TasksReply } from './wire-schemas.js';
+import type { Task, TasksReply } from '../gateways/http/api-schemas.js';
 
 const ACTIVE = new Set(['running', 'queued']);
 const FINISHED_SHOWN = 5;

@@ -1,6 +1,6 @@
 import { el, replaceChildren } from './dom.js';
 import { formatAgo, formatClock } from './text-format.js';
-import type { Team, TeamStep } from './wire-schemas.js';
+import type { Team, TeamStep } from '../gateways/http/api-schemas.js';
 
 const HISTORY_SHOWN = 12;
 

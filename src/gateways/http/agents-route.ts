@@ -1,3 +1,4 @@
+import type { AgentsReply } from './api-schemas.js';
 import { z } from 'zod';
 import type { AgentRecord } from '../../bus/agent-directory.js';
 import type { RouteContext } from './route-context.js';
@@ -48,7 +49,7 @@ async function spendByAgent(ctx: RouteContext): Promise<Map<string, Spend>> {
  * (every protocol); `totals` also counts spend of agents the directory does not know.
  */
 export function registerAgentsRoute(ctx: RouteContext): void {
-  ctx.app.get('/api/agents', async () => {
+  ctx.app.get('/api/agents', async (): Promise<AgentsReply> => {
     const [records, spend] = await Promise.all([ctx.agents.list(), spendByAgent(ctx)]);
     const agents: AgentCard[] = records.map((r) => ({ ...r, spend: spend.get(r.name) ?? ZERO }));
     const totals = [...spend.values()].reduce(add, ZERO);

@@ -1,3 +1,4 @@
+import type { DeadLettersReply, LeasesReply, MailboxesReply } from './api-schemas.js';
 import { z } from 'zod';
 import { toEnvelopeView } from './envelope-view.js';
 import { idParam, limitParam, nameParam, parseInput, parseQuery } from './query-schemas.js';
@@ -23,7 +24,7 @@ const LEASE_PEEK_LIMIT = 1000;
  */
 export function registerMailboxRoutes(ctx: RouteContext): void {
   const { app, bus } = ctx;
-  app.get('/api/mailboxes', async () => ({ mailboxes: await bus.listMailboxes() }));
+  app.get('/api/mailboxes', async (): Promise<MailboxesReply> => ({ mailboxes: await bus.listMailboxes() }));
 
   app.get('/api/mailboxes/:name/messages', async (request) => {
     const { name } = parseInput(nameParams, request.params, 'params');
@@ -40,7 +41,7 @@ export function registerMailboxRoutes(ctx: RouteContext): void {
     };
   });
 
-  app.get('/api/leases', async () => {
+  app.get('/api/leases', async (): Promise<LeasesReply> => {
     const boxes = (await bus.listMailboxes()).filter((b) => b.leased > 0);
     const leases = [];
     for (const box of boxes) {
@@ -61,7 +62,7 @@ export function registerMailboxRoutes(ctx: RouteContext): void {
     return { leases };
   });
 
-  app.get('/api/dead-letters', async (request) => {
+  app.get('/api/dead-letters', async (request): Promise<DeadLettersReply> => {
     const query = parseQuery(deadQuery, request.query);
     const letters = await bus.listDeadLetters({
       limit: query.limit,

@@ -1,3 +1,4 @@
+import type { MessagesReply, SayReply } from './api-schemas.js';
 import { z } from 'zod';
 import { MAX_BODY_BYTES, ONE_LINE_TEXT } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
@@ -83,7 +84,7 @@ async function messageEvents(
  *   a human message to one agent or to every agent in the directory (NOT_FOUND when there is none).
  */
 export function registerMessageRoutes(ctx: RouteContext): void {
-  ctx.app.get('/api/messages', async (request) => {
+  ctx.app.get('/api/messages', async (request): Promise<MessagesReply> => {
     const q = parseQuery(messagesQuery, request.query);
     const { cursor, events } = await messageEvents(ctx, q.after);
     const rows = foldMessageRows(events).filter(
@@ -98,7 +99,7 @@ export function registerMessageRoutes(ctx: RouteContext): void {
     return { cursor, messages };
   });
 
-  ctx.app.post('/api/say', async (request, reply) => {
+  ctx.app.post('/api/say', async (request, reply): Promise<SayReply> => {
     const body = parseInput(sayBody, request.body, 'body');
     if (Buffer.byteLength(body.text, 'utf8') > MAX_BODY_BYTES) {
       throw new MusubiError('GATEWAY_FRAME_TOO_LARGE', 'text too large');

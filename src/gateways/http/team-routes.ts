@@ -1,14 +1,8 @@
+import type { TeamStep, TeamsReply } from './api-schemas.js';
 import type { StoredEvent } from '../../core/events.js';
 import { lastEventCursor, readRecentEvents } from './event-tail.js';
 import { teamViewSchema, type TeamView } from './http-ports.js';
 import type { RouteContext } from './route-context.js';
-
-/** One step of a team's timeline, from a `team.*` event. */
-export interface TeamStep {
-  readonly phase: string;
-  readonly round?: number;
-  readonly at: number;
-}
 
 /** A team with its recent timeline. */
 export type TeamTimeline = TeamView & { readonly history: readonly TeamStep[] };
@@ -43,7 +37,7 @@ function readTeamEvent(e: StoredEvent): { team: string; step?: TeamStep; pattern
  * recent phase steps. A team known only from events takes its phase and round from the newest step.
  */
 export function registerTeamRoutes(ctx: RouteContext): void {
-  ctx.app.get('/api/teams', async () => {
+  ctx.app.get('/api/teams', async (): Promise<TeamsReply> => {
     const reported = (await Promise.all(ctx.teams.map((s) => s.list()))).flat();
     const teams = new Map<string, TeamView>();
     for (const view of reported) {

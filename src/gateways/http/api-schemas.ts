@@ -1,7 +1,8 @@
 import * as z from 'zod';
 
-// The page reads what the HTTP gateway sends (src/gateways/http); it parses every reply here, so a
-// gateway change shows up as one clear error instead of a broken view.
+// The replies of the HTTP API, shared by the gateway (its routes return these types) and the dashboard
+// (src/dashboard parses every reply with them, so a gateway change shows up as one clear error instead
+// of a broken view).
 
 const spend = z.object({
   inputTokens: z.number(),
@@ -38,6 +39,7 @@ const mailboxCounts = z.object({
 });
 export type MailboxCounts = z.infer<typeof mailboxCounts>;
 export const mailboxesReply = z.object({ mailboxes: z.array(mailboxCounts) });
+export type MailboxesReply = z.infer<typeof mailboxesReply>;
 
 const lease = z.object({
   mailbox: z.string(),
@@ -49,6 +51,7 @@ const lease = z.object({
 });
 export type Lease = z.infer<typeof lease>;
 export const leasesReply = z.object({ leases: z.array(lease) });
+export type LeasesReply = z.infer<typeof leasesReply>;
 
 const envelope = z.object({
   id: z.string(),
@@ -64,6 +67,7 @@ const envelope = z.object({
 const deadLetter = z.object({ mailbox: z.string(), reason: z.string(), deadAt: z.number(), envelope });
 export type DeadLetter = z.infer<typeof deadLetter>;
 export const deadLettersReply = z.object({ deadLetters: z.array(deadLetter) });
+export type DeadLettersReply = z.infer<typeof deadLettersReply>;
 
 const messageRow = z.object({
   cursor: z.number(),
@@ -80,6 +84,7 @@ const messageRow = z.object({
 });
 export type MessageRow = z.infer<typeof messageRow>;
 export const messagesReply = z.object({ cursor: z.number(), messages: z.array(messageRow) });
+export type MessagesReply = z.infer<typeof messagesReply>;
 
 const task = z.object({
   id: z.string(),
@@ -110,14 +115,16 @@ const team = z.object({
   members: z.array(z.string()).optional(),
   goal: z.string().optional(),
   updatedAt: z.number().optional(),
-  history: z.array(teamStep),
+  history: z.array(teamStep).readonly(),
 });
 export type Team = z.infer<typeof team>;
 export const teamsReply = z.object({ teams: z.array(team) });
+export type TeamsReply = z.infer<typeof teamsReply>;
 
 export const healthReply = z.object({ status: z.string(), cursor: z.number(), now: z.number() });
 export const errorReply = z.object({ code: z.string(), message: z.string() });
 export const sayReply = z.object({ sent: z.array(z.object({ to: z.string(), id: z.string() })) });
+export type SayReply = z.infer<typeof sayReply>;
 export const anyReply = z.unknown();
 
 /** One bus event from the event stream: a type, a cursor, a time and type-specific fields. */
