@@ -6,6 +6,7 @@ import type { MailboxAddress } from './mailbox-address.js';
 import { itemEnvelope, type MailItem, type RenderedItem } from './mail-item.js';
 import { PrivateMailboxes } from './private-mailboxes.js';
 import type { Reservation } from './reservation.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 
 const knownSchema = z.array(z.string());
 
@@ -20,7 +21,7 @@ export class AgentSyncMailboxes {
   readonly #knownKey: string;
   #known = new Set<string>();
   #knownRevision = 0;
-  #remembering: Promise<void> = Promise.resolve();
+  readonly #remembering = new SerialQueue();
 
   constructor(options: { readonly bus: Bus; readonly logger: Logger; readonly prefix: string }) {
     this.#bus = options.bus;
@@ -86,8 +87,6 @@ export class AgentSyncMailboxes {
       this.#known.add(mailbox);
       this.#knownRevision = written.revision;
     };
-    const run = this.#remembering.then(write);
-    this.#remembering = run.catch(() => undefined);
-    return run;
+    return this.#remembering.run(write);
   }
 }

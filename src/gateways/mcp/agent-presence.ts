@@ -1,6 +1,7 @@
 import type { AgentState, AgentUpdate } from '../../bus/agent-directory.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 
 /** The directory write the presence needs (the AgentDirectory satisfies it). */
 export interface AgentStatusWriter {
@@ -28,7 +29,7 @@ export class AgentPresence {
   #waiting = 0;
   #isOffline = false;
   #written: string | undefined;
-  #queue: Promise<void> = Promise.resolve();
+  readonly #queue = new SerialQueue();
 
   constructor(options: AgentPresenceOptions) {
     this.#options = options;
@@ -83,16 +84,15 @@ export class AgentPresence {
 
   #write(state: AgentState, currentTask: string | null): Promise<void> {
     const key = `${state}:${currentTask ?? ''}`;
-    if (key === this.#written) return this.#queue;
+    if (key === this.#written) return this.#queue.idle();
     this.#written = key;
     const { agent, directory, logger } = this.#options;
-    this.#queue = this.#queue.then(async () => {
+    return this.#queue.run(async () => {
       try {
         await directory.update(agent, { state, currentTask });
       } catch (err) {
         logger.warn({ err, agentId: agent, state }, 'agent directory update failed');
       }
     });
-    return this.#queue;
   }
 }

@@ -1,6 +1,7 @@
 import type { TaskRecord } from '../../tasks/task-record.js';
 import type { Channel, ChannelGroup, ChannelTask } from './channel.js';
 import { executeTask, type ExecutionDeps } from './task-execution.js';
+import { KeyedSerialQueue } from '../../core/serial-queue.js';
 
 /** Runs ended by end_all or stop get this long to finish before the caller moves on. */
 export const RUN_DRAIN_MS = 10_000;
@@ -39,7 +40,7 @@ export class Dispatcher {
   readonly #stop = new AbortController();
   readonly #queues = new Map<string, Queued[]>();
   readonly #draining = new Set<string>();
-  readonly #mutexes = new Map<string, Promise<void>>();
+  readonly #mutexes = new KeyedSerialQueue<string>();
   readonly #runs = new Set<Promise<void>>();
 
   constructor(options: DispatcherOptions) {
@@ -129,30 +130,23 @@ export class Dispatcher {
     }
   }
 
-  async #runUnderMutex(channel: Channel, task: ChannelTask): Promise<void> {
-    const previous = this.#mutexes.get(channel.id) ?? Promise.resolve();
-    let release = (): void => undefined;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => mine);
-    this.#mutexes.set(channel.id, tail);
-    await previous;
-    try {
-      if (this.#stop.signal.aborted) return;
-      const current = await this.#o.registry.get(task.id);
-      const isUsable =
-        current?.state === 'queued' &&
-        this.#o.isGroupEnabled(channel.group) &&
-        (await channel.isAvailable()).ready;
-      if (!isUsable) {
-        await this.#o.registry.cancel(task.id, { error: `${channel.group} unavailable before dispatch` });
-        return;
-      }
-      if ((await this.#o.registry.start(task.id)) === null) return;
-      await this.#execute(channel, task);
-    } finally {
-      release();
-      if (this.#mutexes.get(channel.id) === tail) this.#mutexes.delete(channel.id);
+  #runUnderMutex(channel: Channel, task: ChannelTask): Promise<void> {
+    return this.#mutexes.run(channel.id, () => this.#dispatchOne(channel, task));
+  }
+
+  async #dispatchOne(channel: Channel, task: ChannelTask): Promise<void> {
+    if (this.#stop.signal.aborted) return;
+    const current = await this.#o.registry.get(task.id);
+    const isUsable =
+      current?.state === 'queued' &&
+      this.#o.isGroupEnabled(channel.group) &&
+      (await channel.isAvailable()).ready;
+    if (!isUsable) {
+      await this.#o.registry.cancel(task.id, { error: `${channel.group} unavailable before dispatch` });
+      return;
     }
+    if ((await this.#o.registry.start(task.id)) === null) return;
+    await this.#execute(channel, task);
   }
 
   #execute(channel: Channel, task: ChannelTask): Promise<void> {

@@ -16,6 +16,7 @@ import { SessionMemory } from './session-memory.js';
 import { applyTaskChange } from './task-change-effects.js';
 import type { ResultReport } from './task-execution.js';
 import { admitTurn, type AnalyzeInput } from './turn-intake.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 
 /** Prefix of the notification sent when the background analysis throws. */
 export const ANALYSIS_CRASHED_PREFIX = '💥 Agent后台任务异常: ';
@@ -69,7 +70,7 @@ export class ExecutorTeam {
   #channels: readonly Channel[];
   #llm: LlmSettings | null;
   readonly #stop = new AbortController();
-  #lock: Promise<void> = Promise.resolve();
+  readonly #lock = new SerialQueue();
   #hasRestored = false;
   #isReady = false;
 
@@ -272,18 +273,13 @@ export class ExecutorTeam {
   async stop(): Promise<void> {
     this.#stop.abort(new Error('executor stopping'));
     this.#unsubscribe();
-    await this.#lock;
+    await this.#lock.idle();
     await this.#dispatcher.stop();
     await Promise.all([this.flags.flush(), this.#sessions.flush()]);
   }
 
   #locked<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.#lock.then(work);
-    this.#lock = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    return this.#lock.run(work);
   }
 
   async #isDuplicate(plan: DispatchPlan, active: readonly TaskRecord[]): Promise<boolean> {

@@ -20,6 +20,7 @@ import {
   type ControlState,
   type Gate,
 } from './control-state.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 
 /** Collaborators of {@link FlagControl}. */
 export interface FlagControlOptions {
@@ -59,7 +60,7 @@ export class FlagControl {
   #state: ControlState = initialControlState();
   #notification: string | null = null;
   readonly #generations = new Map<ChannelGroup, number>();
-  #writes: Promise<void> = Promise.resolve();
+  readonly #writes = new SerialQueue();
 
   constructor(options: FlagControlOptions) {
     this.#o = options;
@@ -157,7 +158,7 @@ export class FlagControl {
 
   /** Resolves once every state write so far reached the store. */
   flush(): Promise<void> {
-    return this.#writes;
+    return this.#writes.idle();
   }
 
   #enable(group: ChannelGroup): boolean {
@@ -239,12 +240,12 @@ export class FlagControl {
         JSON.stringify([after.profile, after.flags, after.capabilities]);
     if (isVisible) this.#state = { ...after, revision: after.revision + 1 };
     const snapshot = this.#state;
-    this.#writes = this.#writes
-      .then(() => this.#o.kv.kvSet(this.#o.key, snapshot))
-      .then(
+    void this.#writes.run(() =>
+      this.#o.kv.kvSet(this.#o.key, snapshot).then(
         () => undefined,
         (err: unknown) => this.#o.logger.warn({ err }, 'agent control state not persisted'),
-      );
+      ),
+    );
     if (isVisible) this.#o.onChange();
   }
 }

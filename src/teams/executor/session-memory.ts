@@ -4,6 +4,7 @@ import type { KvState } from '../../bus/bus.types.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { addRecord, trackerRecordSchema, type TrackerRecord } from './task-tracker.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 
 const turnStateSchema = z.object({
   key: z.string(),
@@ -49,7 +50,7 @@ export class SessionMemory {
   readonly #sessions = new Map<string, SessionState>();
   /** KV rows to write (a value) or delete (undefined) at the next flush. */
   readonly #pending = new Map<string, unknown>();
-  #writes: Promise<void> = Promise.resolve();
+  readonly #writes = new SerialQueue();
 
   constructor(options: { kv: KvState; clock: Clock; logger: Logger; prefix: string }) {
     this.#kv = options.kv;
@@ -122,13 +123,13 @@ export class SessionMemory {
 
   /** Resolves once every write so far reached the store. */
   flush(): Promise<void> {
-    return this.#writes;
+    return this.#writes.idle();
   }
 
   #queue(kvKey: string, value: unknown): void {
     const isFlushQueued = this.#pending.size > 0;
     this.#pending.set(kvKey, value);
-    if (!isFlushQueued) this.#writes = this.#writes.then(() => this.#writePending());
+    if (!isFlushQueued) void this.#writes.run(() => this.#writePending());
   }
 
   async #writePending(): Promise<void> {

@@ -11,6 +11,7 @@ import {
   type PhaseChange,
   type RoundsState,
 } from './rounds-state.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 
 /** Options of {@link RoundsTeam}. */
 export interface RoundsTeamOptions {
@@ -47,7 +48,7 @@ export class RoundsTeam {
   readonly #log: DiscussionLog;
   #state: RoundsState = initialRoundsState();
   #revision = 0;
-  #tail: Promise<unknown> = Promise.resolve();
+  readonly #queue = new SerialQueue();
 
   constructor(options: RoundsTeamOptions) {
     this.#kv = options.kv;
@@ -216,8 +217,6 @@ export class RoundsTeam {
   }
 
   #serial<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.#tail.then(op, op);
-    this.#tail = run.catch(() => undefined);
-    return run;
+    return this.#queue.run(op);
   }
 }
