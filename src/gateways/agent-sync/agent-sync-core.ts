@@ -7,7 +7,7 @@ import type { JsonObject, JsonValue } from '../../core/python/json-loads.js';
 import { isTruthy, pyStr } from '../../core/python/repr.js';
 import { RoundsTeam } from '../../teams/rounds/rounds-team.js';
 import type { PhaseChange } from '../../teams/rounds/rounds-state.js';
-import type { CommandContext, CommandHandler, CommandOutcome } from './command-context.js';
+import { valueOr, type CommandContext, type CommandHandler, type CommandOutcome } from './command-context.js';
 import { CommandLocks } from './command-locks.js';
 import { ListenScheduler } from './listen-scheduler.js';
 import { Liveness } from './liveness.js';
@@ -17,7 +17,6 @@ import { mailboxAddress, stringAddress, type MailboxAddress } from './mailbox-ad
 import { AgentSyncMailboxes } from './mailboxes.js';
 import { errorReply, unhashableReply } from './replies.js';
 import * as report from './report-commands.js';
-import { valueOr } from './request-values.js';
 import type { Reservation } from './reservation.js';
 import { RoundLog } from './round-log.js';
 import * as rounds from './round-commands.js';

@@ -39,3 +39,9 @@ export type CommandHandler = (request: JsonObject, ctx: CommandContext) => Promi
 export type CommandOutcome =
   | { readonly kind: 'reply'; readonly text: string; readonly reservation: Reservation | null }
   | { readonly kind: 'cancelled' };
+
+/** The request's value for `key`, or `fallback` when the key is absent (a present `null` stays `null`). */
+export function valueOr(request: JsonObject, key: string, fallback: JsonValue): JsonValue {
+  const value = request.get(key);
+  return value === undefined ? fallback : value;
+}

@@ -1,10 +1,9 @@
 import type { JsonValue } from '../../core/python/json-loads.js';
 import { isTruthy, pyStr, pyTypeName } from '../../core/python/repr.js';
-import type { CommandContext, CommandHandler } from './command-context.js';
+import { valueOr, type CommandContext, type CommandHandler } from './command-context.js';
 import { mailboxAddress, stringAddress, type MailboxAddress } from './mailbox-address.js';
 import { MAX_ITEM_BYTES, renderItem, type MailItem } from './mail-item.js';
 import { WireErrors, errorReply, okReply, unhashableReply } from './replies.js';
-import { valueOr } from './request-values.js';
 
 function joinedAddresses(ctx: CommandContext, except?: JsonValue): MailboxAddress[] {
   return ctx.team.state.agents.filter((a) => a.name !== except).map((a) => stringAddress(a.name));

@@ -2,11 +2,10 @@ import { RawJson, pyJson } from '../../core/python/json-dumps.js';
 import { pyStr, pyTuple } from '../../core/python/repr.js';
 import { PHASES, isPhase } from '../../teams/rounds/rounds-state.js';
 import type { RoundsRefusal } from '../../teams/rounds/rounds-team.js';
-import type { CommandHandler } from './command-context.js';
+import { valueOr, type CommandHandler } from './command-context.js';
 import { hashKey, stringAddress } from './mailbox-address.js';
 import { MAX_ITEM_BYTES, renderItem, seconds } from './mail-item.js';
 import { WireErrors, errorReply, okReply, unhashableReply } from './replies.js';
-import { valueOr } from './request-values.js';
 
 function refusalReply(refusal: RoundsRefusal, expected: 'IMPLEMENT' | 'DISCUSS'): string {
   if (refusal.reason === 'wrong-phase') {

@@ -5,7 +5,7 @@ import type { Bus } from '../../bus/bus.types.js';
 import { createIdGenerator } from '../../core/ids.js';
 import { createSilentLogger } from '../../core/logger.js';
 import { MemoryStore } from '../../store/memory/memory-store.js';
-import { BusMailboxes } from './bus-mailboxes.js';
+import { BusMailboxes } from './mailboxes.js';
 
 const retry = { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 };
 const closers: Array<() => Promise<void>> = [];
