@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { publicTask, taskListItem } from './neko-wire.js';
 import { isJsonObject, sendDetail, type NekoApiContext } from './http-route-context.js';
 import { sessionKeyOf } from './neko-frames.js';
-import { isoMicros } from './neko-time.js';
+import { isoMicros } from './neko-wire.js';
 
 type IdParams = { Params: { id: string } };
 

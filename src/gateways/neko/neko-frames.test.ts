@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseInboundFrame } from './neko-frames.js';
 import { envPort, resolveNekoSettings } from './neko-settings.js';
-import { isoMicros } from './neko-time.js';
+import { isoMicros } from './neko-wire.js';
 
 const frame = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 

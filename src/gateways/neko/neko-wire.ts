@@ -2,7 +2,11 @@ import type { TaskRecord } from '../../tasks/task-record.js';
 import type { ChannelGroup } from '../../teams/executor/channel.js';
 import type { ControlState, Gate } from '../../teams/executor/control-state.js';
 import type { ResultReport } from '../../teams/executor/task-execution.js';
-import { isoMicros } from './neko-time.js';
+
+/** ISO 8601 UTC with microseconds and `Z` (`2025-01-01T00:00:00.123000Z`), the wire's time format. */
+export function isoMicros(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, '000Z');
+}
 
 /** A wire event: one JSON object with `event_type` and `lanlan_name`. */
 export type NekoEvent = Record<string, unknown> & { readonly event_type: string };
