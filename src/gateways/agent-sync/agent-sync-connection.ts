@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { Logger } from '../../core/logger.js';
 import { isJsonObject, parseJson } from '../../core/python/json-loads.js';
-import type { AgentSyncCore } from './agent-sync-core.js';
+import type { AgentSyncProtocol } from './agent-sync-protocol.js';
 import type { CommandOutcome } from './command-context.js';
 import { NdjsonFramer, type Frame } from './ndjson-framer.js';
 import { WireErrors, errorReply } from './replies.js';
@@ -34,7 +34,7 @@ function nextLoopTurn(): Promise<void> {
 export class AgentSyncConnection {
   readonly closed: Promise<void>;
   readonly #socket: Socket;
-  readonly #core: Promise<AgentSyncCore>;
+  readonly #core: Promise<AgentSyncProtocol>;
   readonly #log: Logger;
   readonly #framer = new NdjsonFramer({ maxLineBytes: MAX_REQUEST_LINE_BYTES });
   readonly #frames: Frame[] = [];
@@ -46,7 +46,7 @@ export class AgentSyncConnection {
   #isFinishing = false;
   #closeTimer: NodeJS.Timeout | undefined;
 
-  constructor(options: { socket: Socket; core: Promise<AgentSyncCore>; logger: Logger }) {
+  constructor(options: { socket: Socket; core: Promise<AgentSyncProtocol>; logger: Logger }) {
     this.#socket = options.socket;
     this.#core = options.core;
     this.#log = options.logger;
@@ -143,7 +143,7 @@ export class AgentSyncConnection {
       );
     }
     if (!isJsonObject(parsed.value)) return this.#write(errorReply(WireErrors.notAnObject));
-    let core: AgentSyncCore;
+    let core: AgentSyncProtocol;
     try {
       core = await this.#core;
     } catch (err) {
@@ -159,7 +159,7 @@ export class AgentSyncConnection {
   }
 
   /** Writes a listen reply only to a live client; its messages are committed once the OS took the bytes. */
-  async #answerListen(core: AgentSyncCore, outcome: CommandOutcome): Promise<void> {
+  async #answerListen(core: AgentSyncProtocol, outcome: CommandOutcome): Promise<void> {
     const reservation = outcome.kind === 'reply' ? outcome.reservation : null;
     // An end of stream sent right behind the listen is read by libuv only in the next poll phase: let
     // one loop turn pass so such a listen is cancelled instead of answered (spec 4.5).

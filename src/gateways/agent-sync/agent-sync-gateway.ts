@@ -5,7 +5,7 @@ import type { Clock } from '../../core/clock.js';
 import { MusubiError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { Gateway, GatewayAddress } from '../gateway.js';
-import { AgentSyncCore } from './agent-sync-core.js';
+import { AgentSyncProtocol } from './agent-sync-protocol.js';
 import { AgentSyncConnection } from './agent-sync-connection.js';
 
 /** Defaults of the agent_sync v6 server. */
@@ -56,12 +56,12 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
   const host = options.host ?? AGENT_SYNC_DEFAULT_HOST;
   const connections = new Set<AgentSyncConnection>();
   let server: Server | undefined;
-  let core: Promise<AgentSyncCore> | undefined;
+  let core: Promise<AgentSyncProtocol> | undefined;
   let bound: GatewayAddress | undefined;
   let stopping: Promise<void> | undefined;
   let nextConnId = 0;
 
-  const onConnection = (socket: Socket, ready: Promise<AgentSyncCore>): void => {
+  const onConnection = (socket: Socket, ready: Promise<AgentSyncProtocol>): void => {
     if (stopping !== undefined) {
       socket.destroy();
       return;
@@ -119,8 +119,8 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
       if (server !== undefined)
         throw new MusubiError('GATEWAY_UNAVAILABLE', 'agent-sync gateway already started');
       // Bind first; requests that arrive while the state loads wait for it.
-      let adopt: (loading: Promise<AgentSyncCore>) => void = () => undefined;
-      const ready = new Promise<AgentSyncCore>((resolve) => (adopt = resolve));
+      let adopt: (loading: Promise<AgentSyncProtocol>) => void = () => undefined;
+      const ready = new Promise<AgentSyncProtocol>((resolve) => (adopt = resolve));
       core = ready;
       server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => onConnection(socket, ready));
       // Marked handled here: connections and start() each observe a load failure themselves.
@@ -142,7 +142,7 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
       }
       adopt(
         Promise.resolve(options.bus).then((bus) =>
-          AgentSyncCore.open({
+          AgentSyncProtocol.open({
             bus,
             logger: log,
             clock: options.clock,

@@ -39,8 +39,8 @@ const HANDLERS: ReadonlyMap<string, CommandHandler> = new Map([
   ['heartbeat', rounds.heartbeat],
 ]);
 
-/** Settings and collaborators of {@link AgentSyncCore}. */
-export interface AgentSyncCoreOptions {
+/** Settings and collaborators of {@link AgentSyncProtocol}. */
+export interface AgentSyncProtocolOptions {
   readonly bus: Bus;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -66,8 +66,8 @@ const reply = (text: string): CommandOutcome => ({ kind: 'reply', text, reservat
  * mailboxes, each atomic with respect to the others (state commands alone, mailbox commands alongside
  * commands on other mailboxes). State lives in the bus (KV and mailboxes).
  */
-export class AgentSyncCore {
-  readonly #options: AgentSyncCoreOptions;
+export class AgentSyncProtocol {
+  readonly #options: AgentSyncProtocolOptions;
   readonly #log: Logger;
   readonly #locks = new CommandLocks();
   readonly #team: RoundsTeam;
@@ -76,7 +76,7 @@ export class AgentSyncCore {
   readonly #listens: ListenScheduler;
   readonly #roundLog: RoundLog;
 
-  private constructor(options: AgentSyncCoreOptions) {
+  private constructor(options: AgentSyncProtocolOptions) {
     this.#options = options;
     this.#log = options.logger;
     const { bus, clock } = options;
@@ -100,8 +100,8 @@ export class AgentSyncCore {
    * Loads the persisted state. Starts clean when `isFresh`, or when the persisted phase is SHUTDOWN
    * (a finished session). Throws STORE_CORRUPT when persisted state does not validate.
    */
-  static async open(options: AgentSyncCoreOptions): Promise<AgentSyncCore> {
-    const core = new AgentSyncCore(options);
+  static async open(options: AgentSyncProtocolOptions): Promise<AgentSyncProtocol> {
+    const core = new AgentSyncProtocol(options);
     await core.#load();
     return core;
   }
