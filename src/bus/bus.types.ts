@@ -35,7 +35,12 @@ export type ConsumeVerdict =
   | { readonly kind: 'nack'; readonly reason?: string; readonly delayMs?: number }
   | { readonly kind: 'dead-letter'; readonly reason: string }
   /** Leave it leased: the lease runs out and the message is delivered again (stopping mid-work). */
-  | { readonly kind: 'abandon' };
+  | { readonly kind: 'abandon' }
+  /**
+   * The handler settled the delivery itself (ack, nack, dead-letter through the bus), for work whose
+   * settlement must happen in order with its own steps; the consumer only stops renewing the lease.
+   */
+  | { readonly kind: 'settled' };
 
 /** What the consumer did with a delivery once its handler was done. */
 export type Settlement =
@@ -43,6 +48,8 @@ export type Settlement =
   | { readonly kind: 'nacked'; readonly outcome: NackOutcome }
   | { readonly kind: 'dead-lettered'; readonly deadLetter: DeadLetter }
   | { readonly kind: 'abandoned' }
+  /** The handler settled it itself (verdict `settled`); whether that worked is the handler's to know. */
+  | { readonly kind: 'settled' }
   /** The lease was lost while the handler ran (extension refused, or settling it failed). */
   | { readonly kind: 'lost'; readonly error: unknown };
 
@@ -65,12 +72,25 @@ export type ConsumeHandler = (
 export interface ConsumeOptions {
   /** Stops the consumer: no new claims; handlers running see their context signal abort. */
   readonly signal: AbortSignal;
-  /** Lease of each claim; the bus's default when left out. */
-  readonly leaseMs?: number;
-  /** Renew the lease every third of it (at least every second) while the handler runs. Default true. */
+  /**
+   * Lease of each claim; the bus's default when left out. A function is asked before every receive,
+   * for a lease length that can change while the consumer runs (settings reloaded).
+   */
+  readonly leaseMs?: number | (() => number);
+  /**
+   * Renew the lease every third of it while the handler runs, the interval kept between 10 ms and 60 s
+   * (a sub-second lease is renewed in time, a long one at least every minute). Default true.
+   */
   readonly autoExtend?: boolean;
   /** Deliveries handled at once. Default 1. */
   readonly concurrency?: number;
+  /**
+   * Awaited before each receive (in each of the `concurrency` loops), for a consumer that must not
+   * claim now (a gate closed, the work taken elsewhere): resolves when the loop may receive. It gets the
+   * stop signal and should resolve soon after it aborts; a rejection is logged and it is called again
+   * a second later.
+   */
+  readonly beforeReceive?: (signal: AbortSignal) => Promise<void>;
   /** Called after each delivery is settled (errors it throws are logged). */
   readonly onSettled?: (delivery: Delivery, settlement: Settlement) => void | Promise<void>;
 }
@@ -132,7 +152,8 @@ export interface Bus extends AsyncDisposable {
   /**
    * Consumes `mailbox` until `options.signal` aborts or the bus closes (see bus/consumer.ts): claims
    * under a lease renewed while `handler` runs, and acks, nacks (retry policy), dead-letters or abandons
-   * each delivery as the handler decides. Rejects MAILBOX_NAME_INVALID at once for a bad name.
+   * each delivery as the handler decides (or leaves it to a handler that settled it itself). Rejects
+   * MAILBOX_NAME_INVALID at once for a bad name.
    */
   consume(mailbox: string, handler: ConsumeHandler, options: ConsumeOptions): Promise<void>;
   /**

@@ -136,6 +136,134 @@ describe('bus.consume', () => {
     expect(left).toMatchObject({ state: 'leased', envelope: { attempt: 1 } });
   });
 
+  it('receives nothing while beforeReceive waits, and claims once it resolves', async () => {
+    const { bus, stop, settled, onSettled } = consumerSetup();
+    await bus.send({ id: 'm', to: 'w', from: 'a', type: 't', body: 'x' });
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let calls = 0;
+    const running = bus.consume('w', async () => ({ kind: 'ack' }), {
+      signal: stop.signal,
+      onSettled,
+      beforeReceive: async (signal) => {
+        calls++;
+        if (calls === 1) await gate;
+        // The stop signal ends a wait: the consumer then returns without receiving.
+        else await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+      },
+    });
+    await settleMicrotasks();
+    expect((await bus.peek('w'))[0]?.state).toBe('ready');
+    open();
+    await settleMicrotasks();
+    expect(settled).toEqual([{ id: 'm', settlement: { kind: 'acked' } }]);
+    expect(calls).toBe(2);
+    stop.abort();
+    await running;
+  });
+
+  it('calls a failing beforeReceive again a second later, without receiving in between', async () => {
+    const { bus, clock, stop, settled, onSettled } = consumerSetup();
+    await bus.send({ id: 'm', to: 'w', from: 'a', type: 't', body: 'x' });
+    let calls = 0;
+    const running = bus.consume('w', async () => undefined, {
+      signal: stop.signal,
+      onSettled,
+      beforeReceive: async () => {
+        if (++calls === 1) throw new Error('gate unreadable');
+      },
+    });
+    await settleMicrotasks();
+    expect(settled).toEqual([]);
+    clock.advance(1_000);
+    await settleMicrotasks();
+    expect(settled.map((s) => s.settlement.kind)).toEqual(['acked']);
+    stop.abort();
+    await running;
+  });
+
+  it('leaves a delivery the handler settled itself alone, also when a renewal then finds it gone', async () => {
+    const { bus, clock, stop, settled, onSettled } = consumerSetup();
+    await bus.send({ id: 'm', to: 'w', from: 'a', type: 't', body: 'x' });
+    let aborted = false;
+    const running = bus.consume(
+      'w',
+      async (delivery, { signal }) => {
+        await bus.nack(delivery.deliveryId, { delayMs: 60_000, reason: 'my own retry' });
+        // Still busy after settling: the next renewal is refused (the lease is gone).
+        clock.advance(1_000);
+        await settleMicrotasks();
+        aborted = signal.aborted;
+        return { kind: 'settled' };
+      },
+      { signal: stop.signal, onSettled, leaseMs: 3_000 },
+    );
+    await settleMicrotasks();
+    stop.abort();
+    await running;
+    expect(aborted).toBe(true);
+    expect(settled).toEqual([{ id: 'm', settlement: { kind: 'settled' } }]);
+    const [left] = await bus.peek('w');
+    expect(left).toMatchObject({ state: 'delayed', envelope: { id: 'm', attempt: 1 } });
+  });
+
+  it('asks a leaseMs function before every receive', async () => {
+    const { bus, clock, stop, onSettled } = consumerSetup();
+    let leaseMs = 2_000;
+    const leases: number[] = [];
+    const running = bus.consume(
+      'w',
+      async (delivery) => {
+        leases.push(delivery.leaseUntil - clock.now());
+        leaseMs = 9_000; // settings reloaded while a delivery is handled
+      },
+      { signal: stop.signal, onSettled, leaseMs: () => leaseMs },
+    );
+    await bus.send({ id: 'a', to: 'w', from: 'a', type: 't', body: 'x' });
+    await settleMicrotasks();
+    await bus.send({ id: 'b', to: 'w', from: 'a', type: 't', body: 'x' });
+    await settleMicrotasks();
+    stop.abort();
+    await running;
+    expect(leases).toEqual([2_000, 9_000]);
+  });
+
+  it('renews a sub-second lease in time and a long one at least every minute', async () => {
+    const { bus, clock, stop, onSettled } = consumerSetup();
+    await bus.send({ id: 'short', to: 'w', from: 'a', type: 't', body: 'x' });
+    let release: () => void = () => undefined;
+    const handled: string[] = [];
+    const consume = (mailbox: string, leaseMs: number): Promise<void> =>
+      bus.consume(
+        mailbox,
+        async (delivery) => {
+          handled.push(`${delivery.envelope.id}:${delivery.envelope.attempt}`);
+          await new Promise<void>((resolve) => (release = resolve));
+        },
+        { signal: stop.signal, onSettled, leaseMs },
+      );
+    const short = consume('w', 300);
+    for (let i = 0; i < 24; i++) {
+      await settleMicrotasks();
+      clock.advance(50); // 1.2 s under a 300 ms lease, renewed every 100 ms
+    }
+    await settleMicrotasks();
+    expect((await bus.peek('w'))[0]).toMatchObject({ state: 'leased', envelope: { attempt: 1 } });
+    release();
+    await bus.send({ id: 'long', to: 'v', from: 'a', type: 't', body: 'x' });
+    const long = consume('v', 600_000);
+    await settleMicrotasks();
+    const firstUntil = (await bus.peek('v'))[0]?.availableAt ?? 0;
+    clock.advance(60_000);
+    await settleMicrotasks();
+    expect((await bus.peek('v'))[0]?.availableAt).toBe(firstUntil + 60_000);
+    release();
+    await settleMicrotasks();
+    stop.abort();
+    await Promise.all([short, long]);
+    expect(handled).toEqual(['short:1', 'long:1']);
+  });
+
   it('ends when the bus closes, and refuses a bad mailbox name at once', async () => {
     const { bus, stop } = consumerSetup();
     await expect(

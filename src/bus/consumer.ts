@@ -7,8 +7,11 @@ import type { Bus, ConsumeHandler, ConsumeOptions, ConsumeVerdict, Settlement } 
 
 /** How long one receive waits before the consumer looks at its stop signal again. */
 const RECEIVE_WAIT_MS = 30_000;
-/** Pause after a failed receive, so a broken store is not hammered. */
+/** Pause after a failed receive (or beforeReceive), so a broken store is not hammered. */
 const RECEIVE_ERROR_PAUSE_MS = 1_000;
+/** Bounds of the renewal interval (a third of the lease): no busy loop, and renewed at least every minute. */
+const MIN_RENEW_EVERY_MS = 10;
+const MAX_RENEW_EVERY_MS = 60_000;
 
 /** Collaborators of {@link consumeMailbox}. */
 export interface ConsumerDeps {
@@ -18,10 +21,11 @@ export interface ConsumerDeps {
 }
 
 /**
- * The bus's consumer (in the spirit of BullMQ's Worker): `concurrency` loops each receive from
- * `mailbox` under a lease, run `handler` while renewing the lease, and settle the delivery as the
- * handler decided (ack, nack through the retry policy, dead-letter, or abandon). Resolves when `signal`
- * aborts or the bus closes, after every running handler has finished.
+ * The bus's consumer (in the spirit of BullMQ's Worker): `concurrency` loops each wait for
+ * `beforeReceive`, receive from `mailbox` under a lease, run `handler` while renewing the lease, and
+ * settle the delivery as the handler decided (ack, nack through the retry policy, dead-letter, abandon,
+ * or nothing when the handler settled it itself). Resolves when `signal` aborts or the bus closes, after
+ * every running handler has finished.
  */
 export async function consumeMailbox(
   deps: ConsumerDeps,
@@ -41,24 +45,13 @@ async function receiveLoop(
   handler: ConsumeHandler,
   options: ConsumeOptions,
 ): Promise<void> {
-  const { signal } = options;
   const log = deps.logger.child({ component: 'bus.consumer', mailbox });
-  while (!signal.aborted) {
-    let delivery: Delivery | null;
-    try {
-      delivery = await deps.bus.receive(mailbox, {
-        timeoutMs: RECEIVE_WAIT_MS,
-        ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
-        signal,
-      });
-    } catch (err) {
-      if (signal.aborted || isMusubiError(err, 'BUS_CLOSED')) return;
-      log.error({ err }, 'receive failed; trying again');
-      await sleep(deps.clock, RECEIVE_ERROR_PAUSE_MS, signal);
-      continue;
-    }
-    if (delivery === null) continue;
-    const settlement = await handleOne(deps, delivery, handler, options, log);
+  while (!options.signal.aborted) {
+    const next = await nextDelivery(deps, mailbox, options, log);
+    if (next === 'stop') return;
+    if (next === null) continue;
+    const { delivery } = next;
+    const settlement = await handleOne(deps, next, handler, options, log);
     if (options.onSettled !== undefined) {
       await Promise.resolve()
         .then(() => options.onSettled?.(delivery, settlement))
@@ -67,10 +60,52 @@ async function receiveLoop(
   }
 }
 
+interface Claimed {
+  readonly delivery: Delivery;
+  /** The lease asked for, or undefined for the bus's default. */
+  readonly leaseMs: number | undefined;
+}
+
+/**
+ * Waits for `beforeReceive`, then receives one delivery. Resolves null when there is nothing yet (a
+ * timeout, or a failure logged and paused after), 'stop' when the signal aborted or the bus closed.
+ */
+async function nextDelivery(
+  deps: ConsumerDeps,
+  mailbox: string,
+  options: ConsumeOptions,
+  log: Logger,
+): Promise<Claimed | null | 'stop'> {
+  const { signal } = options;
+  try {
+    await options.beforeReceive?.(signal);
+  } catch (err) {
+    if (signal.aborted) return 'stop';
+    log.error({ err }, 'beforeReceive failed; trying again');
+    await sleep(deps.clock, RECEIVE_ERROR_PAUSE_MS, signal);
+    return null;
+  }
+  if (signal.aborted) return 'stop';
+  try {
+    const leaseMs = typeof options.leaseMs === 'function' ? options.leaseMs() : options.leaseMs;
+    const delivery = await deps.bus.receive(mailbox, {
+      timeoutMs: RECEIVE_WAIT_MS,
+      ...(leaseMs === undefined ? {} : { leaseMs }),
+      signal,
+    });
+    return delivery === null ? null : { delivery, leaseMs };
+  } catch (err) {
+    if (signal.aborted || isMusubiError(err, 'BUS_CLOSED')) return 'stop';
+    log.error({ err }, 'receive failed; trying again');
+    await sleep(deps.clock, RECEIVE_ERROR_PAUSE_MS, signal);
+    return null;
+  }
+}
+
 /** Runs the handler for one delivery under a renewed lease and settles it. */
 async function handleOne(
   deps: ConsumerDeps,
-  delivery: Delivery,
+  { delivery, leaseMs }: Claimed,
   handler: ConsumeHandler,
   options: ConsumeOptions,
   log: Logger,
@@ -82,7 +117,7 @@ async function handleOne(
   const keeper =
     options.autoExtend === false
       ? undefined
-      : renewLease(deps, delivery, options.leaseMs ?? delivery.leaseUntil - deps.clock.now(), (err) => {
+      : renewLease(deps, delivery, leaseMs ?? delivery.leaseUntil - deps.clock.now(), (err) => {
           lost = err;
           work.abort(err);
         });
@@ -99,7 +134,8 @@ async function handleOne(
     keeper?.cancel();
     options.signal.removeEventListener('abort', stop);
   }
-  if (lost !== undefined) return { kind: 'lost', error: lost };
+  // A handler that settled the delivery itself may have raced a renewal, which is then refused.
+  if (lost !== undefined && verdict.kind !== 'settled') return { kind: 'lost', error: lost };
   try {
     return await settle(deps, delivery, verdict);
   } catch (err) {
@@ -128,11 +164,13 @@ async function settle(deps: ConsumerDeps, delivery: Delivery, verdict: ConsumeVe
       };
     case 'abandon':
       return { kind: 'abandoned' };
+    case 'settled':
+      return { kind: 'settled' };
   }
 }
 
 /**
- * Extends the delivery's lease every third of `leaseMs` (at least every second) until cancelled. A
+ * Extends the delivery's lease every third of `leaseMs` (kept between 10 ms and 60 s) until cancelled. A
  * refusal (LEASE_EXPIRED, NOT_FOUND: someone else holds the message now; BUS_CLOSED) calls `onLost` and stops;
  * any other failure is retried at the next tick.
  */
@@ -142,7 +180,7 @@ function renewLease(
   leaseMs: number,
   onLost: (err: unknown) => void,
 ): Timer {
-  const every = Math.max(1_000, Math.floor(leaseMs / 3));
+  const every = Math.min(MAX_RENEW_EVERY_MS, Math.max(MIN_RENEW_EVERY_MS, Math.floor(leaseMs / 3)));
   let timer: Timer | undefined;
   let isCancelled = false;
   const tick = (): void => {

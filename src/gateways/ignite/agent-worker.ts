@@ -1,6 +1,6 @@
+import type { ConsumeVerdict } from '../../bus/bus.types.js';
 import { isMusubiError } from '../../core/errors.js';
 import { sleep } from '../../core/sleep.js';
-import type { Timer } from '../../core/clock.js';
 import type { Delivery } from '../../store/store.js';
 import { BodyFields } from './body-fields.js';
 import { runTurn } from './delivery-turn.js';
@@ -19,8 +19,8 @@ import { FILE_HEADER } from './queue-mirror.js';
 import type { SlotPool } from './slot-pool.js';
 import { writeFileAtomic } from './mime/atomic-file.js';
 
-/** How long one receive waits before the loop looks at its stop signal again. */
-const RECEIVE_WAIT_MS = 30_000;
+/** handleFailure settles the bus message itself: nack, ack plus a re-send, or dead-letter (spec 4.6, 4.7). */
+const SETTLED: ConsumeVerdict = { kind: 'settled' };
 
 /** Options of {@link AgentWorker}. */
 export interface AgentWorkerOptions {
@@ -32,10 +32,12 @@ export interface AgentWorkerOptions {
 }
 
 /**
- * Delivers one agent's messages one at a time (spec/ignite.md 4.3-4.8): receives the next mirror from
- * the agent's bus mailbox (priority, then queue order), decides from the file where it stands, claims
- * it into processed/ when a parallel slot is free, runs the turn while renewing the lease, and marks
- * it delivered or sends it down the retry path. `stop()` stops receiving and waits for the running turn.
+ * Delivers one agent's messages one at a time (spec/ignite.md 4.3-4.8) as a consumer of the agent's
+ * bus mailbox: while the leader gate is open and the agent is not attached elsewhere it receives the
+ * next mirror (priority, then queue order), decides from the file where it stands, claims it into
+ * processed/ when a parallel slot is free, runs the turn under the consumer's renewed lease, and marks
+ * it delivered (ack) or sends it down the retry path (which settles the bus message itself). `stop()`
+ * stops receiving and waits for the running turn.
  */
 export class AgentWorker {
   readonly agent: string;
@@ -71,109 +73,93 @@ export class AgentWorker {
   }
 
   async #run(): Promise<void> {
+    const { ctx } = this.#o;
+    // One delivery at a time (spec 4.3), under a task_timeout lease read before every receive (SIGHUP
+    // reloads it) and renewed every min(60 s, task_timeout/3) by the consumer (spec 4.5).
+    await ctx.bus
+      .consume(this.agent, (delivery, { signal }) => this.#handle(delivery, signal), {
+        signal: this.#stop.signal,
+        leaseMs: () => Math.ceil(ctx.settings().taskTimeoutMs),
+        beforeReceive: (signal) => this.#waitUntilOurs(signal),
+      })
+      .catch((err: unknown) => {
+        if (!isMusubiError(err, 'BUS_CLOSED'))
+          ctx.logger.error({ agent: this.agent, err }, 'consumer failed');
+      });
+  }
+
+  /**
+   * Resolves once this worker may claim: the leader gate is open (spec 4.8) and the agent is not
+   * attached through another gateway, or when `signal` aborts.
+   */
+  async #waitUntilOurs(signal: AbortSignal): Promise<void> {
     const { ctx, gate } = this.#o;
-    const signal = this.#stop.signal;
-    while (!signal.aborted) {
+    for (;;) {
       await gate.waitOpen(signal);
-      if (signal.aborted) break;
-      if (await ctx.isAttachedElsewhere(this.agent)) {
-        // The gateway the agent is attached through takes its mail; look again a poll interval later.
-        await sleep(ctx.clock, ctx.settings().pollIntervalMs, signal);
-        continue;
-      }
-      let delivery: Delivery | null = null;
-      try {
-        delivery = await ctx.bus.receive(this.agent, {
-          timeoutMs: RECEIVE_WAIT_MS,
-          leaseMs: Math.ceil(ctx.settings().taskTimeoutMs),
-          signal,
-        });
-      } catch (err) {
-        if (signal.aborted || isMusubiError(err, 'BUS_CLOSED')) break;
-        ctx.logger.error({ agent: this.agent, err }, 'receive failed');
-        await sleep(ctx.clock, 1_000, signal);
-        continue;
-      }
-      if (delivery === null) continue;
-      try {
-        await this.#handle(delivery);
-      } catch (err) {
-        ctx.logger.error(
-          { agent: this.agent, messageId: delivery.envelope.id, err },
-          'delivery handling failed',
-        );
-      }
+      if (signal.aborted || !(await ctx.isAttachedElsewhere(this.agent))) return;
+      // The gateway the agent is attached through takes its mail; look again a poll interval later.
+      await sleep(ctx.clock, ctx.settings().pollIntervalMs, signal);
     }
   }
 
-  #renewLease(delivery: Delivery): () => void {
-    const { ctx } = this.#o;
-    let timer: Timer | undefined;
-    let isDone = false;
-    const every = Math.max(10, Math.min(60_000, ctx.settings().taskTimeoutMs / 3));
-    const tick = (): void => {
-      void ctx.bus.extend(delivery.deliveryId, { leaseMs: Math.ceil(ctx.settings().taskTimeoutMs) }).then(
-        () => undefined,
-        (err: unknown) => ctx.logger.warn({ agent: this.agent, err }, 'lease renewal failed'),
+  async #handle(delivery: Delivery, signal: AbortSignal): Promise<ConsumeVerdict> {
+    try {
+      return await this.#route(delivery, signal);
+    } catch (err) {
+      this.#o.ctx.logger.error(
+        { agent: this.agent, messageId: delivery.envelope.id, err },
+        'delivery handling failed',
       );
-      if (!isDone) timer = ctx.clock.setTimer(tick, every);
-    };
-    timer = ctx.clock.setTimer(tick, every);
-    return () => {
-      isDone = true;
-      timer?.cancel();
-    };
+      // Left leased, as after a crash: the lease runs out and the file decides at the next delivery.
+      return { kind: 'abandon' };
+    }
   }
 
-  async #handle(delivery: Delivery): Promise<void> {
+  async #route(delivery: Delivery, signal: AbortSignal): Promise<ConsumeVerdict> {
     const { ctx } = this.#o;
-    if (await ctx.isAttachedElsewhere(this.agent))
-      return ctx.lane(this.agent, () => handOffDelivery(ctx, this.agent, delivery));
+    if (await ctx.isAttachedElsewhere(this.agent)) {
+      await ctx.lane(this.agent, () => handOffDelivery(ctx, this.agent, delivery));
+      return { kind: 'ack' };
+    }
     const name = delivery.envelope.headers[FILE_HEADER];
     if (name === undefined) {
       await materialiseForeign(ctx, this.agent, delivery);
-      return;
+      return { kind: 'ack' };
     }
     try {
       IgnitePaths.queueFileName(name);
     } catch {
       ctx.logger.error({ agent: this.agent, file: name }, 'mirror names an unsafe file; dropped');
-      await ctx.bus.deadLetter(delivery.deliveryId, 'unsafe ignite-file header');
-      return;
+      return { kind: 'dead-letter', reason: 'unsafe ignite-file header' };
     }
-    const stopRenewing = this.#renewLease(delivery);
-    try {
-      const decision = await ctx.lane(this.agent, () => decideMirror(ctx, this.agent, name, delivery));
-      if (decision.kind === 'settle') {
+    const decision = await ctx.lane(this.agent, () => decideMirror(ctx, this.agent, name, delivery));
+    switch (decision.kind) {
+      case 'settle':
         ctx.logger.info(
           { agent: this.agent, file: name, why: decision.why },
           'mirror settled without delivery',
         );
-        await ctx.bus.ack(delivery.deliveryId).catch(() => undefined);
         ctx.mirror.settle(this.agent, name);
-      } else if (decision.kind === 'wait') {
-        await ctx.bus.nack(delivery.deliveryId, {
-          delayMs: Math.max(0, Math.ceil(decision.untilMs - ctx.clock.now())),
-        });
-      } else if (decision.kind === 'expired') {
+        return { kind: 'ack' };
+      case 'wait':
+        return { kind: 'nack', delayMs: Math.max(0, Math.ceil(decision.untilMs - ctx.clock.now())) };
+      case 'expired':
         await ctx.lane(this.agent, () => handleFailure(ctx, this.agent, name, delivery, 'timeout'));
-      } else {
-        await this.#deliver(name, delivery);
-      }
-    } finally {
-      stopRenewing();
+        return SETTLED;
+      case 'deliver':
+        return this.#deliver(name, delivery, signal);
     }
   }
 
-  async #deliver(name: string, delivery: Delivery): Promise<void> {
+  async #deliver(name: string, delivery: Delivery, signal: AbortSignal): Promise<ConsumeVerdict> {
     const { ctx, slots } = this.#o;
     let release: () => void;
     try {
-      release = await slots.acquire(this.#stop.signal);
+      release = await slots.acquire(signal);
     } catch {
-      // Stopping while waiting for a slot: give the message back untouched (it is still in its queue).
-      await ctx.bus.nack(delivery.deliveryId, { delayMs: 0 }).catch(() => undefined);
-      return;
+      // Stopping (or the lease lost) while waiting for a slot: give the message back untouched (it is
+      // still in its queue).
+      return { kind: 'nack', delayMs: 0 };
     }
     const path = `${ctx.paths.processed(this.agent)}/${name}`;
     this.#isBusy = true;
@@ -184,9 +170,8 @@ export class AgentWorker {
           { agent: this.agent, file: name },
           'claim rename failed (taken by someone else); skipped',
         );
-        await ctx.bus.ack(delivery.deliveryId).catch(() => undefined);
         ctx.mirror.settle(this.agent, name);
-        return;
+        return { kind: 'ack' };
       }
       ctx.publish('claimed', {
         agent: this.agent,
@@ -197,16 +182,18 @@ export class AgentWorker {
       // Only progress_update has a side effect; the mirror already says which type the file has.
       if ((delivery.envelope.headers['ignite-type'] ?? delivery.envelope.type) === 'progress_update')
         await this.#sideEffects(path);
+      // No signal: a running turn is finished even when the monitor stops (spec 4.8).
       const outcome = await runTurn(ctx, this.agent, path);
-      await ctx.lane(this.agent, async () => {
-        if (outcome !== 'ok') return handleFailure(ctx, this.agent, name, delivery, outcome);
+      return await ctx.lane(this.agent, async (): Promise<ConsumeVerdict> => {
+        if (outcome !== 'ok') {
+          await handleFailure(ctx, this.agent, name, delivery, outcome);
+          return SETTLED;
+        }
         await editMessageFile(path, (text) => updateStatusText(text, 'delivered')).catch(() => undefined);
-        await ctx.bus
-          .ack(delivery.deliveryId)
-          .catch((err: unknown) => ctx.logger.warn({ agent: this.agent, err }, 'ack after the lease ended'));
         ctx.mirror.settle(this.agent, name);
         this.#delivered++;
         ctx.publish('delivered', { agent: this.agent, file: name, messageId: delivery.envelope.id });
+        return { kind: 'ack' };
       });
     } finally {
       this.#isBusy = false;

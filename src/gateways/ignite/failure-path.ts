@@ -1,4 +1,5 @@
 import { unlink } from 'node:fs/promises';
+import { backoffDelayMs } from '../../bus/retry-policy.js';
 import { isMusubiError } from '../../core/errors.js';
 import type { Delivery } from '../../store/store.js';
 import { BodyFields } from './body-fields.js';
@@ -23,13 +24,13 @@ export function retryCountOf(headers: ReadonlyMap<string, string>): number {
 }
 
 /**
- * The backoff after `n` retries: uniform in [0, min(max, base·2^n)] — whole seconds when both settings
- * are whole seconds (the spec's integers), else whole milliseconds (short test settings).
+ * The backoff after `n` retries (spec/ignite.md 4.6): uniform in [0, min(max, base·2^n)], the bus's
+ * full-jitter policy for attempt n + 1 — in whole seconds when both settings are whole seconds (the
+ * spec's integers), else in whole milliseconds (short test settings).
  */
 export function backoffMs(n: number, baseMs: number, maxMs: number, random: () => number): number {
-  const unit = baseMs % 1000 === 0 && maxMs % 1000 === 0 ? 1000 : 1;
-  const cap = Math.min(maxMs, baseMs * 2 ** Math.min(n, 52)) / unit;
-  return Math.floor(random() * (Math.floor(cap) + 1)) * unit;
+  const stepMs = baseMs % 1000 === 0 && maxMs % 1000 === 0 ? 1000 : 1;
+  return backoffDelayMs({ baseMs, capMs: maxMs }, n + 1, random, { stepMs });
 }
 
 async function settleBus(

@@ -8,8 +8,9 @@ import type { MonitorContext } from './monitor-context.js';
  * Materialises a bus message that another gateway addressed to an IGNITE agent as a `build`-format file
  * in the agent's queue root (spec/ignite.md 4.9): From = sender, To = agent, X-IGNITE-Type = envelope
  * type, priority, thread, and a YAML body (bridging/ignite-message.ts: a YAML mapping as it is, other text
- * as body field `message`). The file is then discovered and delivered like any other; the bus message is
- * acked once the file exists (at-least-once: a crash in between writes it again).
+ * as body field `message`). The file is then discovered and delivered like any other; the caller acks the
+ * bus message once this resolves, so the file exists first (at-least-once: a crash in between writes it
+ * again). Resolves the file's name.
  */
 export async function materialiseForeign(
   ctx: MonitorContext,
@@ -31,7 +32,6 @@ export async function materialiseForeign(
   });
   const name = path.slice(path.lastIndexOf('/') + 1);
   ctx.markComplete(agent, name);
-  await ctx.bus.ack(delivery.deliveryId);
   ctx.publish('materialised', { agent, file: name, messageId: e.id, from: e.from });
   return name;
 }

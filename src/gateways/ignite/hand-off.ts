@@ -57,7 +57,7 @@ export async function handOffFile(
 /**
  * A message this agent's worker claimed although the agent is attached elsewhere (it attached while the
  * worker waited): a mirrored file is handed off as above; other mail is sent again under a new id for
- * the gateway the agent is attached through. The claimed delivery is acked either way.
+ * the gateway the agent is attached through. The caller then acks the claimed delivery.
  */
 export async function handOffDelivery(ctx: MonitorContext, agent: string, delivery: Delivery): Promise<void> {
   const name = delivery.envelope.headers[FILE_HEADER];
@@ -74,5 +74,4 @@ export async function handOffDelivery(ctx: MonitorContext, agent: string, delive
     }
     ctx.mirror.settle(agent, name);
   }
-  await ctx.bus.ack(delivery.deliveryId);
 }
