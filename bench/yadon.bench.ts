@@ -3,7 +3,7 @@
 // (connect, write, half-close, read to end); the servers run in a child process so client and server
 // do not share one event loop; refused connections are counted. (2) A three-phase job with 8 workers
 // and a zero-latency in-process agent: everything the job takes is orchestration overhead (sockets,
-// bus mailboxes, task records, decomposition parsing, aggregation). Target: <= 20 ms.
+// bus mailboxes, registry rows and task records, decomposition parsing, aggregation). Target: <= 20 ms.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -11,6 +11,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { AgentDirectory } from '../src/bus/agent-directory.js';
 import { createBus } from '../src/bus/bus.js';
 import { createSystemClock } from '../src/core/clock.js';
 import { createIdGenerator } from '../src/core/ids.js';
@@ -19,6 +20,7 @@ import { createYadonGateway } from '../src/gateways/yadon/yadon-gateway.js';
 import { MemoryStore } from '../src/store/memory/memory-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
+import { TaskRegistry } from '../src/tasks/task-registry.js';
 import { FakeAgentRunner } from '../test/fakes/fake-agent-runner.js';
 import { percentile, printTable, trackPeakRss, type BenchRow } from './bench-kit.js';
 
@@ -47,8 +49,11 @@ async function startGateway(socketDir: string, store: Store, workerCount: number
     config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
   });
   const agent = instantAgent();
+  const registry = new TaskRegistry({ bus, clock, logger: createSilentLogger() });
   const gateway = createYadonGateway({
     bus,
+    registry,
+    directory: new AgentDirectory({ bus, clock }),
     logger: createSilentLogger(),
     clock,
     ids: createIdGenerator(clock),
@@ -62,6 +67,7 @@ async function startGateway(socketDir: string, store: Store, workerCount: number
   return {
     close: async () => {
       await gateway.stop();
+      await registry.close();
       await bus.close();
       await store.close();
     },

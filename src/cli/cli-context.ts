@@ -10,7 +10,7 @@ export interface GlobalOptions {
   readonly logFormat?: string;
 }
 
-/** A bus opened for one command; `close()` closes bus then store. */
+/** The hub's bus, opened for one command (`openHub`); `close()` closes task registry, bus and store. */
 export interface OpenedBus extends AsyncDisposable {
   readonly bus: Bus;
   readonly config: Config;
@@ -26,7 +26,7 @@ export interface CliContext {
   globalOptions(): GlobalOptions;
   /** Config merged from defaults < musubi.yaml (or --config) < environment < global flags. */
   loadConfig(): Promise<Config>;
-  /** Opens the configured store and a bus over it. */
+  /** Opens the hub without gateways: the configured store and the bus over it. */
   openBus(): Promise<OpenedBus>;
   /** A logger writing to stderr at the configured level: readable lines on a terminal, else JSON lines. */
   logger(config: Config): Logger;

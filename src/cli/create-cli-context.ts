@@ -64,30 +64,16 @@ export function createCliContext(): CliContext & { bindProgram(program: Command)
   };
   const openBus = async (): Promise<OpenedBus> => {
     const config = await loadConfig();
-    const [{ openStore }, { createBus }] = await Promise.all([
-      import('../hub/open-store.js'),
-      import('../bus/bus.js'),
-    ]);
+    const { openHub } = await import('../hub/hub.js');
     const clock = createSystemClock();
-    const store = await openStore({
-      url: config.store,
+    const hub = await openHub({
+      config,
       cwd: process.cwd(),
-      clock,
-      pollIntervalMs: config.bus.pollIntervalMs,
-    });
-    const bus = createBus({
-      store,
+      logger: logger(config),
       clock,
       ids: createIdGenerator(clock),
-      logger: logger(config).child({ component: 'bus' }),
-      config: config.bus,
     });
-    let closing: Promise<void> | undefined;
-    const close = (): Promise<void> => {
-      closing ??= bus.close().finally(() => store.close());
-      return closing;
-    };
-    return { bus, config, close, [Symbol.asyncDispose]: close };
+    return { bus: hub.bus, config, close: hub.close, [Symbol.asyncDispose]: hub.close };
   };
   return {
     bindProgram: (p) => void (program = p),

@@ -1,6 +1,13 @@
 import type { FeedStatus } from './event-feed.js';
 import { MessageLog } from './message-log.js';
-import type { AgentsReply, DeadLetter, Lease, MailboxCounts, TasksReply, Team } from '../gateways/http/api-schemas.js';
+import type {
+  AgentsReply,
+  DeadLetter,
+  Lease,
+  MailboxCounts,
+  TasksReply,
+  Team,
+} from '../gateways/http/api-schemas.js';
 
 /** A short-lived speech bubble from an `agent.bubble` event (yadon pets), shown until `untilMs`. */
 export interface TransientBubble {

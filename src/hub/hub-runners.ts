@@ -3,94 +3,99 @@ import { BudgetGuard } from '../agents/budget/budget-guard.js';
 import { ConcurrencyLimiter } from '../agents/concurrency/concurrency-limiter.js';
 import { createAgentRunner } from '../agents/create-agent-runner.js';
 import { ChildReaper } from '../agents/process/child-reaper.js';
-import type { ModelTier } from '../agents/selection/backend-aliases.js';
-import { agentEnvOf } from '../agents/selection/agent-env.js';
-import { selectBackend } from '../agents/selection/select-backend.js';
 import type { Bus } from '../bus/bus.types.js';
 import type { Config } from '../core/config.schema.js';
-
-/** Who an agent is, for backend selection. */
-export interface AgentIdentity {
-  readonly role?: string;
-  readonly tier?: ModelTier;
-  /** yadon worker n (for `YADON_<n>_BACKEND`). */
-  readonly workerNumber?: number;
-}
+import { MusubiError } from '../core/errors.js';
+import {
+  flagAlias,
+  planRunner,
+  type AgentIdentity,
+  type RunnerFlags,
+  type RunnerPlan,
+} from './runner-plan.js';
 
 /** Options of {@link createHubRunners}. */
 export interface HubRunnersOptions {
   readonly config: Config;
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly bus: Pick<Bus, 'kv' | 'publish'>;
   /** CLI backends whose binary is installed (see `installedBackends`). */
   readonly installed: ReadonlySet<AgentBackend>;
+  /** Where team budgets are counted (the store's KV) and reported; needed once an agent has a budget. */
+  readonly bus?: Pick<Bus, 'kv' | 'publish'>;
+  /** A backend and model named on the command line, for every agent. */
+  readonly flags?: RunnerFlags;
+  /** Wraps each agent's runner once, when it is built (the demo's progress observers and injected fault). */
+  readonly decorate?: (agent: string, runner: AgentRunner) => AgentRunner;
 }
 
 /** The runners of one hub: one per agent, sharing a child reaper and per-backend concurrency limits. */
 export interface HubRunners {
-  /** The runner of `agent` (built once, then cached): selection rules, its config entry, team budget. */
+  /** The runner of `agent` (built once, then cached): its {@link planOf} plan, decorated. */
   runnerFor(agent: string, identity?: AgentIdentity): AgentRunner;
-  /** The backend chosen for `agent` (for the agent directory and start-up warnings). */
-  backendOf(agent: string, identity?: AgentIdentity): AgentBackend;
+  /** The rules `agent`'s turns run by (`planRunner`); undefined: a turn of no configured agent. */
+  planOf(agent: string | undefined, identity?: AgentIdentity): RunnerPlan;
+  /** A runner for one plan, not cached (one-turn commands). */
+  runnerOf(plan: RunnerPlan): AgentRunner;
   /** The one reaper that kills every live agent process group if the hub process exits. */
   readonly reaper: ChildReaper;
 }
 
 /**
- * Builds the hub's agent runners. Every gateway and team gets its runners here, so the per-backend
- * concurrency limit (config `agentConcurrency`, default 4) holds across the whole hub and a team's budget
- * (config `teams.<team>.budget`) covers its agents whatever protocol they speak.
+ * The one runner factory. Every gateway, team and command gets its runners here, so the selection and
+ * environment rules hold everywhere, the per-backend concurrency limit (`agentConcurrency`, default 4)
+ * holds across the whole hub and a team's budget (`teams.<team>.budget`) covers its agents whatever
+ * protocol they speak. Throws AGENT_BACKEND_UNKNOWN at once for an unknown backend flag; `runnerFor`
+ * and `planOf` throw it for an unknown backend in the config, `runnerOf` throws INTERNAL for a budgeted
+ * plan when no bus was given.
  */
 export function createHubRunners(options: HubRunnersOptions): HubRunners {
   const { config, env } = options;
+  if (options.flags?.backend !== undefined) flagAlias(options.flags.backend);
   const reaper = new ChildReaper();
   const limiter = new ConcurrencyLimiter({ limits: config.agentConcurrency });
   const runners = new Map<string, AgentRunner>();
-  const select = (agent: string, identity: AgentIdentity) => {
-    const role = identity.role ?? config.agents[agent]?.role;
-    return selectBackend({
-      agent,
+  const planOf = (agent: string | undefined, identity: AgentIdentity = {}): RunnerPlan =>
+    planRunner({
       config,
       env,
       isInstalled: (b) => options.installed.has(b),
-      ...(identity.tier !== undefined && { tier: identity.tier }),
-      ...(identity.workerNumber !== undefined && { workerNumber: identity.workerNumber }),
-      ...(role !== undefined && { role }),
+      agent,
+      identity,
+      ...(options.flags !== undefined && { flags: options.flags }),
     });
+  const budgetOf = (plan: RunnerPlan): { guard: BudgetGuard; agent: string } | undefined => {
+    if (plan.budget === undefined || plan.agent === undefined) return undefined;
+    const bus = options.bus;
+    if (bus === undefined) {
+      throw new MusubiError('INTERNAL', `the budget of team ${plan.budget.team} needs the hub's bus`);
+    }
+    const { team, limits } = plan.budget;
+    return { guard: new BudgetGuard({ kv: bus.kv, events: bus, team, limits }), agent: plan.agent };
   };
-  const budgetOf = (agent: string): { guard: BudgetGuard; agent: string } | undefined => {
-    const team = Object.entries(config.teams).find(([, t]) => t.agents.includes(agent) && t.budget);
-    const budget = team?.[1].budget;
-    if (team === undefined || budget === undefined) return undefined;
-    // Only the ceilings that are set: the guard's limits have no `undefined` members.
-    const limits = Object.fromEntries(Object.entries(budget).filter(([, v]) => v !== undefined));
-    const guard = new BudgetGuard({ kv: options.bus.kv, events: options.bus, team: team[0], limits });
-    return { guard, agent };
+  const runnerOf = (plan: RunnerPlan): AgentRunner => {
+    const budget = budgetOf(plan);
+    return createAgentRunner({
+      backend: plan.backend,
+      env,
+      reaper,
+      limiter,
+      settings: plan.settings,
+      ...(plan.model !== undefined && { model: plan.model }),
+      ...(plan.systemPrompt !== undefined && { systemPrompt: plan.systemPrompt }),
+      ...(plan.passEnv !== undefined && { passEnv: plan.passEnv }),
+      ...(plan.extraEnv !== undefined && { extraEnv: plan.extraEnv }),
+      ...(budget !== undefined && { budget }),
+    });
   };
   return {
     reaper,
-    backendOf: (agent, identity = {}) => select(agent, identity).backend,
+    planOf,
+    runnerOf,
     runnerFor(agent, identity = {}) {
       const cached = runners.get(agent);
       if (cached !== undefined) return cached;
-      const selection = select(agent, identity);
-      const entry = config.agents[agent];
-      const budget = budgetOf(agent);
-      const runner = createAgentRunner({
-        backend: selection.backend,
-        env,
-        reaper,
-        limiter,
-        ...(selection.model !== undefined && { model: selection.model }),
-        ...(entry?.systemPrompt !== undefined && { systemPrompt: entry.systemPrompt }),
-        ...agentEnvOf(config, selection.backend, entry),
-        ...(budget !== undefined && { budget }),
-        settings: {
-          ...(entry?.permissionMode !== undefined && { permissionMode: entry.permissionMode }),
-          ...(entry?.sandbox !== undefined && { sandbox: entry.sandbox }),
-          ...(entry?.maxTurns !== undefined && { maxTurns: entry.maxTurns }),
-        },
-      });
+      const built = runnerOf(planOf(agent, identity));
+      const runner = options.decorate?.(agent, built) ?? built;
       runners.set(agent, runner);
       return runner;
     },

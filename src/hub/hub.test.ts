@@ -6,7 +6,7 @@ import { createIdGenerator } from '../core/ids.js';
 import { createSilentLogger } from '../core/logger.js';
 import type { Gateway, GatewayAddress } from '../gateways/gateway.js';
 import type { Bus } from '../bus/bus.types.js';
-import { startHub } from './hub.js';
+import { openHub, startHub } from './hub.js';
 
 /** A gateway that records its life cycle and checks the bus is still open when it stops. */
 class RecordingGateway implements Gateway {
@@ -70,5 +70,16 @@ describe('hub', () => {
     }).catch((e: unknown) => e);
     expect(isMusubiError(err, 'GATEWAY_UNAVAILABLE')).toBe(true);
     expect(log).toEqual(['start a', 'stop a']);
+  });
+
+  it('opens store, bus and task registry without gateways, and closes them once', async () => {
+    const hub = await openHub({ ...base, config });
+    expect(hub.gateways).toEqual([]);
+    await hub.bus.send({ from: 'a', to: 'b', type: 't' });
+    await Promise.all([hub.close(), hub.close()]);
+    const sendErr: unknown = await hub.bus.send({ from: 'a', to: 'b', type: 't' }).catch((e: unknown) => e);
+    expect(isMusubiError(sendErr, 'BUS_CLOSED')).toBe(true);
+    const storeErr: unknown = await hub.store.count('b').catch((e: unknown) => e);
+    expect(isMusubiError(storeErr, 'STORE_CLOSED')).toBe(true);
   });
 });

@@ -9,13 +9,17 @@ import type { Store } from '../store/store.js';
 import { TaskRegistry } from '../tasks/task-registry.js';
 import { openStore } from './open-store.js';
 
-/** Collaborators of {@link startHub}. */
-export interface StartHubOptions {
+/** Collaborators of {@link openHub}. */
+export interface OpenHubOptions {
   readonly config: Config;
   readonly cwd: string;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly ids: IdGenerator;
+}
+
+/** Collaborators of {@link startHub}. */
+export interface StartHubOptions extends OpenHubOptions {
   /** Builds the gateways the config enables; called once the bus is up. */
   readonly gateways?: (deps: {
     bus: Bus;
@@ -58,11 +62,13 @@ async function runAll(
   if (failures.length > 0) throw new AggregateError(failures, 'hub shutdown had failures');
 }
 
-/**
- * Starts the hub: config -> store -> bus -> gateways. If a gateway fails to start, everything
- * started so far is closed again and the error is rethrown.
- */
-export async function startHub(options: StartHubOptions): Promise<Hub> {
+interface HubCore {
+  readonly store: Store;
+  readonly bus: Bus;
+  readonly tasks: TaskRegistry;
+}
+
+async function openCore(options: OpenHubOptions): Promise<HubCore> {
   const { config, logger, clock } = options;
   const store = await openStore({
     url: config.store,
@@ -78,6 +84,37 @@ export async function startHub(options: StartHubOptions): Promise<Hub> {
     config: config.bus,
   });
   const tasks = new TaskRegistry({ bus, clock, logger: logger.child({ component: 'tasks' }) });
+  return { store, bus, tasks };
+}
+
+/** The shutdown steps below the gateways: the task registry's timers, the bus, the store. */
+function coreSteps(core: HubCore): ReadonlyArray<readonly [string, () => Promise<void>]> {
+  return [
+    ['tasks', () => core.tasks.close()],
+    ['bus', () => core.bus.close()],
+    ['store', () => core.store.close()],
+  ];
+}
+
+/**
+ * Opens the hub without gateways: the configured store, the bus and the task registry (the bus, KV
+ * and DLQ commands, `musubi mcp`, the one-agent servers). Rejects like `openStore`.
+ */
+export async function openHub(options: OpenHubOptions): Promise<Hub> {
+  const core = await openCore(options);
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= runAll(coreSteps(core), options.logger));
+  return { ...core, gateways: [], close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * Starts the hub: config -> store -> bus -> gateways. If a gateway fails to start, everything
+ * started so far is closed again and the error is rethrown.
+ */
+export async function startHub(options: StartHubOptions): Promise<Hub> {
+  const { config, logger, clock } = options;
+  const core = await openCore(options);
+  const { store, bus, tasks } = core;
   let gateways: Gateway[] = [];
   const started: Gateway[] = [];
   let closing: Promise<void> | undefined;
@@ -85,9 +122,7 @@ export async function startHub(options: StartHubOptions): Promise<Hub> {
     closing ??= runAll(
       [
         ...[...started].reverse().map((g) => [`gateway.${g.name}`, () => g.stop()] as const),
-        ['tasks', () => tasks.close()],
-        ['bus', () => bus.close()],
-        ['store', () => store.close()],
+        ...coreSteps(core),
       ],
       logger,
     );

@@ -88,6 +88,50 @@ describe('TaskRegistry', () => {
     expect(signal.aborted).toBe(true);
   });
 
+  it('lists and recovers the tasks of one agent', async () => {
+    const mine = await registry.create({ owner: 'yadon', kind: 'k', agent: 'yadon-1', state: 'running' });
+    const theirs = await registry.create({ owner: 'yadon', kind: 'k', agent: 'yadon-2', state: 'running' });
+    expect((await registry.list({ agent: 'yadon-1' })).map((t) => t.id)).toEqual([mine.id]);
+    const failed = await registry.recover({ owner: 'yadon', agent: 'yadon-1', error: 'gone' });
+    expect(failed.map((t) => [t.id, t.state, t.error])).toEqual([[mine.id, 'failed', 'gone']]);
+    expect(await registry.get(theirs.id)).toMatchObject({ state: 'running' });
+  });
+
+  it('aborts watchEnd when another registry instance on the store cancels the task', async () => {
+    const t = await registry.create({ owner: 'yadon', kind: 'k', state: 'running' });
+    const run = new AbortController();
+    const ended = registry.watchEnd(t.id, { signal: run.signal });
+    await registry.progress(t.id, { stage: 'still running' });
+    const elsewhere = new TaskRegistry({ bus, clock, logger: createSilentLogger() });
+    await elsewhere.cancel(t.id);
+    await until(() => ended.aborted);
+    expect(String(ended.reason)).toContain(`task ${t.id} cancelled`);
+    run.abort();
+    await elsewhere.close();
+  });
+
+  it('aborts watchEnd at once for an unknown or ended task, and not after the run stopped watching', async () => {
+    const none = new AbortController();
+    const unknown = registry.watchEnd('missing', { signal: none.signal });
+    await until(() => unknown.aborted);
+    const done = await registry.create({ owner: 'yadon', kind: 'k', state: 'running' });
+    await registry.finish(done.id, { state: 'completed' });
+    const ended = registry.watchEnd(done.id, { signal: none.signal });
+    await until(() => ended.aborted);
+    const live = await registry.create({ owner: 'yadon', kind: 'k', state: 'running' });
+    const run = new AbortController();
+    const watched = registry.watchEnd(live.id, { signal: run.signal });
+    const still = new AbortController();
+    const witness = registry.watchEnd(live.id, { signal: still.signal });
+    await registry.progress(live.id, { stage: 'one' });
+    run.abort();
+    await registry.cancel(live.id);
+    // A watch still on sees the cancel; by then the stopped one would have seen it too.
+    await until(() => witness.aborted);
+    expect(watched.aborted).toBe(false);
+    still.abort();
+  });
+
   it('ends all active tasks of one owner and clears them', async () => {
     const a = await registry.create({ owner: 'neko', kind: 'k' });
     const b = await registry.create({ owner: 'neko', kind: 'k', state: 'running' });

@@ -4,12 +4,13 @@
  * channel, title, agent, session, error). Generic: the N.E.K.O. executor, other teams and the dashboard
  * share the one instance hub/ builds.
  *
- * For the dashboard: `list({ owner?, states? })` returns {@link TaskRecord}s in creation order; `get(id)`
- * one or null; `cancel(id)` resolves `{ outcome: 'cancelled' | 'not_active' | 'not_found' }` and never
- * throws for an unknown id. A cancel through the shared instance aborts `runSignal(id)` (the owning team
- * stops the run) and reaches the owner's `onChange` listener (the N.E.K.O. gateway then tells its main
- * server). Show `id kind channel state title description agent session progress error createdAt
- * startedAt endedAt`; `params`, `result` and `meta` belong to the owner (`meta` is never put on a wire).
+ * For the dashboard: `list({ owner?, agent?, states? })` returns {@link TaskRecord}s in creation order;
+ * `get(id)` one or null; `cancel(id)` resolves `{ outcome: 'cancelled' | 'not_active' | 'not_found' }` and
+ * never throws for an unknown id. A cancel through the shared instance aborts `runSignal(id)` (the owning
+ * team stops the run) and reaches the owner's `onChange` listener (the N.E.K.O. gateway then tells its
+ * main server); a run in another process on the same store sees it through `watchEnd(id)`. Show `id kind
+ * channel state title description agent session progress error createdAt startedAt endedAt`; `params`,
+ * `result` and `meta` belong to the owner (`meta` is never put on a wire).
  *
  * Rules: terminal wins at every write (a write to a completed/failed/cancelled/blocked task changes
  * nothing and resolves null or `not_active`); progress applies to `running` tasks only; terminal tasks
@@ -77,6 +78,7 @@ export class TaskRegistry implements AsyncDisposable {
   readonly #rows: TaskRows;
   readonly #sweeper: TaskSweeper;
   readonly #clock: Clock;
+  readonly #log: Logger;
   readonly #deferredTimeoutMs: number;
   readonly #newId: () => string;
   readonly #runs = new Map<string, AbortController>();
@@ -85,6 +87,7 @@ export class TaskRegistry implements AsyncDisposable {
   constructor(options: TaskRegistryOptions) {
     const logger = options.logger.child({ component: 'tasks' });
     this.#clock = options.clock;
+    this.#log = logger;
     this.#rows = new TaskRows({ bus: options.bus, clock: options.clock, logger });
     this.#sweeper = new TaskSweeper({
       rows: this.#rows,
@@ -150,6 +153,40 @@ export class TaskRegistry implements AsyncDisposable {
       this.#runs.set(id, controller);
     }
     return controller.signal;
+  }
+
+  /**
+   * Aborted once task `id` is terminal, deleted or unreadable, whoever wrote it: this instance or another
+   * one on the same store (another process), seen through a watch of its row. Aborted at once for a task
+   * that is already over or unknown. Watching stops when the task ends or `options.signal` aborts: pass
+   * the run's own signal so nothing outlives the run. A watch that fails (the bus closed) is logged and
+   * leaves the signal as it is.
+   */
+  watchEnd(id: string, options: { readonly signal: AbortSignal }): AbortSignal {
+    const ended = new AbortController();
+    const watching = new AbortController();
+    const stopWatching = (): void => watching.abort();
+    options.signal.addEventListener('abort', stopWatching, { once: true });
+    const hasEnded = (task: TaskRecord | null): boolean => {
+      if (task !== null && !isTerminalState(task.state)) return false;
+      ended.abort(new Error(`task ${id} ${task?.state ?? 'deleted'}`));
+      return true;
+    };
+    const follow = async (): Promise<void> => {
+      if (options.signal.aborted) return;
+      if (!TASK_ID_PATTERN.test(id)) return void hasEnded(null);
+      // Watch first, then read: a change between the two is seen by the watch.
+      const changes = this.#rows.watch(id, watching.signal);
+      if (hasEnded(await this.#rows.get(id))) return;
+      for await (const task of changes) if (hasEnded(task)) return;
+    };
+    void follow()
+      .catch((err: unknown) => this.#log.warn({ err, taskId: id }, 'cannot watch the task; it runs on'))
+      .finally(() => {
+        options.signal.removeEventListener('abort', stopWatching);
+        watching.abort();
+      });
+    return ended.signal;
   }
 
   /** `queued` → `running`, resetting `startedAt`. Resolves null when the task is not queued. */
@@ -238,7 +275,9 @@ export class TaskRegistry implements AsyncDisposable {
    * After a restart: fails queued and running tasks that are not deferred (error `Interrupted by
    * restart` by default) and re-arms the deadline timer of deferred ones. Resolves the failed tasks.
    */
-  async recover(filter: { readonly owner?: string; readonly error?: string } = {}): Promise<TaskRecord[]> {
+  async recover(
+    filter: { readonly owner?: string; readonly agent?: string; readonly error?: string } = {},
+  ): Promise<TaskRecord[]> {
     const { error = 'Interrupted by restart', ...which } = filter;
     const failed: TaskRecord[] = [];
     for (const t of await this.list({ ...which, states: ['queued', 'running'] })) {

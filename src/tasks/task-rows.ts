@@ -15,9 +15,10 @@ import {
 const KEY_PREFIX = 'tasks/';
 const MAX_CAS_ATTEMPTS = 50;
 
-/** Selects tasks by owner and state. */
+/** Selects tasks by owner, agent and state. */
 export interface TaskFilter {
   readonly owner?: string;
+  readonly agent?: string;
   readonly states?: readonly TaskState[];
 }
 
@@ -69,6 +70,24 @@ export class TaskRows {
     return this.#bus.kv.kvList(KEY_PREFIX);
   }
 
+  /**
+   * The row of `id` after each change made after this call, by any writer on the store (null once it is
+   * deleted or unreadable), until `signal` aborts. The watch starts now, not at the first `next()`.
+   */
+  watch(id: string, signal: AbortSignal): AsyncIterable<TaskRecord | null> {
+    const key = KEY_PREFIX + id;
+    const changes = this.#bus.kv.kvWatch(key, { signal });
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const change of changes) {
+          // The watch is by prefix: `tasks/ab` also sees `tasks/abc`.
+          if (change.key !== key) continue;
+          yield change.op === 'delete' ? null : (taskRecordSchema.safeParse(change.value).data ?? null);
+        }
+      },
+    };
+  }
+
   /** Valid rows matching `filter`, in creation order. */
   async list(filter: TaskFilter = {}): Promise<TaskRecord[]> {
     const entries = await this.entries();
@@ -77,6 +96,7 @@ export class TaskRows {
         const task = taskRecordSchema.safeParse(e.value).data;
         if (task === undefined) return [];
         if (filter.owner !== undefined && task.owner !== filter.owner) return [];
+        if (filter.agent !== undefined && task.agent !== filter.agent) return [];
         if (filter.states !== undefined && !filter.states.includes(task.state)) return [];
         return [task];
       })

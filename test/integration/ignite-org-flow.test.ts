@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChildReaper } from '../../src/agents/process/child-reaper.js';
 import { ScriptedRunner } from '../../src/agents/scripted/scripted-runner.js';
-import { systemPrompts } from '../../src/cli/ignite/agent-runners.js';
+import { systemPrompts } from '../../src/cli/ignite/role-prompts.js';
 import { writePlan } from '../../src/cli/ignite/producers.js';
 import { initWorkspace } from '../../src/cli/ignite/workspace-init.js';
 import { IgnitePaths } from '../../src/gateways/ignite/ignite-paths.js';

@@ -70,6 +70,19 @@ describe('selectBackend', () => {
     ).toMatchObject({ backend: 'gemini', model: 'flash' });
   });
 
+  it('runs an agent named after a backend on it, with its tier model, unless config names another', () => {
+    const isInstalled = installed(['codex']);
+    expect(selectBackend({ agent: 'claude', tier: 'manager', config, env: {}, isInstalled })).toEqual({
+      backend: 'claude',
+      model: 'sonnet',
+      source: 'agent name claude',
+    });
+    const named = configSchema.parse({ agents: { scripted: { backend: 'gemini' } } });
+    expect(selectBackend({ agent: 'scripted', config: named, env: {}, isInstalled })).toMatchObject({
+      backend: 'gemini',
+    });
+  });
+
   it('falls back to the first installed CLI, else scripted', () => {
     expect(
       selectBackend({ agent: 'a', config, env: {}, isInstalled: installed(['opencode', 'codex']) }),

@@ -59,7 +59,9 @@ function fromConfig(
  * 1. `YADON_<n>_BACKEND` for yadon worker n, with that backend's OWN tier model;
  * 2. `LLM_BACKEND` (the seed systems' global switch);
  * 3. `config.agents.<agent>`, then `config.agents.<role>` (its `model`, else the backend's tier model);
- * 4. the first installed CLI of claude, codex, gemini, copilot, opencode; else `scripted`.
+ * 4. the agent's own name when it is a backend name (a N.E.K.O. channel's `agent: codex`), with its tier
+ *    model;
+ * 5. the first installed CLI of claude, codex, gemini, copilot, opencode; else `scripted`.
  * Unknown or empty environment values are ignored (as yadon-agents does); an unknown backend in the
  * config file throws AGENT_BACKEND_UNKNOWN.
  */
@@ -78,6 +80,8 @@ export function selectBackend(input: SelectBackendInput): BackendSelection {
     const byRole = fromConfig(input.config.agents[input.role], tier, `config agents.${input.role}`);
     if (byRole !== undefined) return byRole;
   }
+  const byName = fromAlias(input.agent, tier, `agent name ${input.agent}`);
+  if (byName !== undefined) return byName;
   const installed = DEFAULT_ORDER.find((b) => input.isInstalled(b));
   if (installed === undefined) return { backend: 'scripted', source: 'default (no agent CLI installed)' };
   const fallback = fromAlias(installed, tier, `default (first installed CLI)`);

@@ -25,51 +25,41 @@ function untilSignal(): Promise<void> {
 
 async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
   const config = await ctx.loadConfig();
-  const [
-    { createAgentSyncGateway, AGENT_SYNC_DEFAULT_HOST, AGENT_SYNC_DEFAULT_PORT },
-    { parseAgentsList },
-    { createSystemClock },
-  ] = await Promise.all([
-    import('../../gateways/agent-sync/agent-sync-gateway.js'),
-    import('../../gateways/agent-sync/agents-list.js'),
-    import('../../core/clock.js'),
-  ]);
+  const [{ agentSyncSetup }, { startAgentSyncServer }, { createSystemClock }, { createIdGenerator }] =
+    await Promise.all([
+      import('../../hub/gateway-setups.js'),
+      import('../../hub/start-agent-sync-server.js'),
+      import('../../core/clock.js'),
+      import('../../core/ids.js'),
+    ]);
   const envStale = ctx.env['AGENT_SYNC_STALE_AFTER'];
   const staleAfterS = flags.staleAfter ?? (envStale === undefined ? 120 : parsePyFloat(envStale));
-  const host = flags.host ?? config.gateways.agentSync?.host ?? AGENT_SYNC_DEFAULT_HOST;
-  const port = flags.port ?? config.gateways.agentSync?.port ?? AGENT_SYNC_DEFAULT_PORT;
-  const agents = parseAgentsList(ctx.env['AGENTS_LIST']);
-  // Bind first (the gateway accepts while the store opens), so clients connect within moments of start.
-  const opening = ctx.openBus();
-  const gateway = createAgentSyncGateway({
-    bus: opening.then((opened) => opened.bus),
-    logger: ctx.logger(config),
-    clock: createSystemClock(),
-    agents,
+  const setup = agentSyncSetup(config, ctx.env, process.cwd());
+  const clock = createSystemClock();
+  const hub = await startAgentSyncServer({
+    config,
     cwd: process.cwd(),
-    host,
-    port,
-    isFresh: flags.fresh === true,
-    staleAfterMs: staleAfterS * 1000,
+    logger: ctx.logger(config),
+    clock,
+    ids: createIdGenerator(clock),
+    setup: {
+      ...setup,
+      ...(flags.host !== undefined && { host: flags.host }),
+      ...(flags.port !== undefined && { port: flags.port }),
+      isFresh: flags.fresh === true,
+      staleAfterMs: staleAfterS * 1000,
+    },
   });
   try {
-    await gateway.start();
-  } catch (err) {
-    await opening.then((opened) => opened.close()).catch(() => undefined); // the start error matters more
-    throw err;
-  }
-  const opened = await opening;
-  try {
-    const address = gateway.address();
-    if (address.kind === 'tcp') {
+    const address = hub.gateways[0]?.address();
+    if (address?.kind === 'tcp') {
       ctx.stdout.write(
-        `agent-sync listening on ${address.host}:${address.port} (agents: ${agents.join(', ')})\n`,
+        `agent-sync listening on ${address.host}:${address.port} (agents: ${setup.agents.join(', ')})\n`,
       );
     }
     await untilSignal();
-    await gateway.stop();
   } finally {
-    await opened.close();
+    await hub.close();
   }
 }
 

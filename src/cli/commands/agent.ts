@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentBackend, AgentRunResult } from '../../agents/agent-runner.js';
+import type { AgentBackend, AgentRunner, AgentRunResult } from '../../agents/agent-runner.js';
+import type { Config } from '../../core/config.schema.js';
 import { MusubiError } from '../../core/errors.js';
 import { claudeRootNotice } from '../../agents/claude/claude-backend.js';
 import { turnFailureReason } from '../../agents/failure-reason.js';
@@ -66,17 +67,28 @@ interface DoctorFlags {
   readonly probe?: boolean;
 }
 
+/** The runner of a turn of no agent on `backend`, from the one factory (config: `backends.<backend>`). */
+async function backendRunner(
+  config: Config,
+  env: CliContext['env'],
+  backend: AgentBackend,
+): Promise<AgentRunner> {
+  const { createHubRunners } = await import('../../hub/hub-runners.js');
+  const runners = createHubRunners({ config, env, installed: new Set(), flags: { backend } });
+  return runners.runnerOf(runners.planOf(undefined));
+}
+
 async function doctor(ctx: CliContext, flags: DoctorFlags): Promise<void> {
-  const [{ AGENT_BACKENDS }, { createAgentRunner }, { ChildReaper }] = await Promise.all([
+  const [{ AGENT_BACKENDS }, { configSchema }] = await Promise.all([
     import('../../agents/agent-runner.js'),
-    import('../../agents/create-agent-runner.js'),
-    import('../../agents/process/child-reaper.js'),
+    import('../../core/config.schema.js'),
   ]);
-  const reaper = new ChildReaper();
+  // Only the binaries: musubi.yaml is not read, so a broken one does not hide what is installed.
+  const defaults = configSchema.parse({});
   const rows = await Promise.all(
     AGENT_BACKENDS.map(async (backend) => ({
       backend,
-      ...(await createAgentRunner({ backend, env: ctx.env, reaper }).available()),
+      ...(await (await backendRunner(defaults, ctx.env, backend)).available()),
     })),
   );
   const probes =
@@ -130,21 +142,15 @@ async function probeBackends(
   ctx: CliContext,
   backends: readonly AgentBackend[],
 ): Promise<Map<AgentBackend, ProbeDiagnosis>> {
-  const [config, { createAgentRunner }, { ChildReaper }, { resolveAgentChoice }, { diagnoseProbe }] =
-    await Promise.all([
-      ctx.loadConfig(),
-      import('../../agents/create-agent-runner.js'),
-      import('../../agents/process/child-reaper.js'),
-      import('../../agents/selection/resolve-agent-choice.js'),
-      import('../agent/probe-diagnosis.js'),
-    ]);
-  const reaper = new ChildReaper();
+  const [config, { diagnoseProbe }] = await Promise.all([
+    ctx.loadConfig(),
+    import('../agent/probe-diagnosis.js'),
+  ]);
   const dir = await mkdtemp(join(tmpdir(), 'musubi-probe-'));
   try {
     const entries = await Promise.all(
       backends.map(async (backend) => {
-        const choice = await resolveAgentChoice({ config, env: ctx.env, backend });
-        const runner = createAgentRunner({ ...choice, env: ctx.env, reaper });
+        const runner = await backendRunner(config, ctx.env, backend);
         const result = await runner.run({ prompt: PROBE_PROMPT, cwd: dir, timeoutMs: PROBE_TIMEOUT_MS });
         return [backend, diagnoseProbe(backend, result, PROBE_TIMEOUT_MS)] as const;
       }),
@@ -157,15 +163,29 @@ async function probeBackends(
 
 async function run(ctx: CliContext, promptArg: string, flags: RunFlags): Promise<void> {
   const timeoutMs = parseTimeout(flags.timeout);
-  const [config, { createAgentRunner }, { ChildReaper }, { resolveAgentChoice }] = await Promise.all([
-    ctx.loadConfig(),
-    import('../../agents/create-agent-runner.js'),
-    import('../../agents/process/child-reaper.js'),
-    import('../../agents/selection/resolve-agent-choice.js'),
-  ]);
-  const choice = await resolveAgentChoice({ config, env: ctx.env, ...flagsForChoice(flags) });
+  const [config, { openRunners }, { installedBackends }, { createSystemClock }, { createIdGenerator }] =
+    await Promise.all([
+      ctx.loadConfig(),
+      import('../../hub/open-runners.js'),
+      import('../../agents/selection/installed-backends.js'),
+      import('../../core/clock.js'),
+      import('../../core/ids.js'),
+    ]);
+  const clock = createSystemClock();
+  await using turn = await openRunners({
+    config,
+    cwd: process.cwd(),
+    env: ctx.env,
+    logger: ctx.logger(config),
+    clock,
+    ids: createIdGenerator(clock),
+    installed: flags.backend === undefined ? await installedBackends(ctx.env) : new Set(),
+    flags: flagsOf(flags),
+    agents: [flags.agent],
+  });
+  const plan = turn.runners.planOf(flags.agent);
   const prompt = await readPrompt(ctx, promptArg);
-  const runner = createAgentRunner({ ...choice, env: ctx.env, reaper: new ChildReaper() });
+  const runner = turn.runners.runnerOf(plan);
   const controller = new AbortController();
   const onSigint = (): void => controller.abort(new MusubiError('AGENT_CANCELED', 'interrupted'));
   process.once('SIGINT', onSigint);
@@ -173,7 +193,7 @@ async function run(ctx: CliContext, promptArg: string, flags: RunFlags): Promise
   try {
     result = await runner.run({
       prompt,
-      cwd: flags.cwd ?? choice.cwd ?? process.cwd(),
+      cwd: flags.cwd ?? plan.cwd ?? process.cwd(),
       timeoutMs,
       signal: controller.signal,
       ...(flags.session !== undefined && { sessionId: flags.session }),
@@ -191,10 +211,9 @@ async function run(ctx: CliContext, promptArg: string, flags: RunFlags): Promise
   if (err !== undefined) throw err;
 }
 
-function flagsForChoice(flags: RunFlags): { backend?: string; agent?: string; model?: string } {
+function flagsOf(flags: RunFlags): { backend?: string; model?: string } {
   return {
     ...(flags.backend !== undefined && { backend: flags.backend }),
-    ...(flags.agent !== undefined && { agent: flags.agent }),
     ...(flags.model !== undefined && { model: flags.model }),
   };
 }

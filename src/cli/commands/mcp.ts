@@ -28,31 +28,26 @@ async function serve(ctx: CliContext, flags: McpFlags): Promise<void> {
   const { stdin, stdout } = ctx;
   if (!(stdin instanceof Readable) || !(stdout instanceof Writable))
     throw new MusubiError('INTERNAL', 'musubi mcp needs stdin and stdout streams');
-  const [{ McpAgentServer }, { AgentDirectory }, { TaskRegistry }, { createSystemClock }] = await Promise.all(
-    [
-      import('../../gateways/mcp/mcp-agent-server.js'),
-      import('../../bus/agent-directory.js'),
-      import('../../tasks/task-registry.js'),
-      import('../../core/clock.js'),
-    ],
-  );
-  await using opened = await ctx.openBus();
-  const { bus, config } = opened;
-  const logger = ctx.logger({ ...config, log: { level: logLevel(ctx, config) } });
+  const [config, { openMcpServer }, { createSystemClock }, { createIdGenerator }] = await Promise.all([
+    ctx.loadConfig(),
+    import('../../hub/open-mcp-server.js'),
+    import('../../core/clock.js'),
+    import('../../core/ids.js'),
+  ]);
   const clock = createSystemClock();
-  await using tasks = new TaskRegistry({ bus, clock, logger });
-  await using server = new McpAgentServer({
-    agent,
-    bus,
-    directory: new AgentDirectory({ bus, clock }),
-    tasks,
+  await using mcp = await openMcpServer({
+    config,
+    cwd: process.cwd(),
+    logger: ctx.logger({ ...config, log: { level: logLevel(ctx, config) } }),
     clock,
-    logger,
+    ids: createIdGenerator(clock),
+    agent,
     input: stdin,
     output: stdout,
     version,
     ...(flags.lease === undefined ? {} : { leaseMs: flags.lease }),
   });
+  const { server } = mcp;
   const stop = (): void => void server.close().catch(() => undefined);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -37,7 +37,7 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
       const config = withHttpPort(await ctx.loadConfig(), flags.httpPort);
       const [{ startConfiguredHub }, { installedBackends }, clockMod, idsMod, storeMod] = await Promise.all([
         import('../../hub/start-configured-hub.js'),
-        import('../../agents/selection/resolve-agent-choice.js'),
+        import('../../agents/selection/installed-backends.js'),
         import('../../core/clock.js'),
         import('../../core/ids.js'),
         import('../../hub/open-store.js'),

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import type { AgentBackend } from '../../agents/agent-runner.js';
-import { installedBackends } from '../../agents/selection/resolve-agent-choice.js';
+import { installedBackends } from '../../agents/selection/installed-backends.js';
 import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
 import { createSystemClock } from '../../core/clock.js';
 import { MusubiError } from '../../core/errors.js';

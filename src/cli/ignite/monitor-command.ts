@@ -1,6 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { AgentRunner } from '../../agents/agent-runner.js';
 import { MusubiError } from '../../core/errors.js';
 import type { IgniteSettings } from '../../gateways/ignite/ignite-settings.js';
 import type { CliContext } from '../cli-context.js';
@@ -43,28 +40,30 @@ async function monitorSettings(
 }
 
 /**
- * `musubi ignite monitor [-s ID] [-w DIR] [-i SECONDS]` (spec 6.3): runs the queue monitor in the
- * foreground until SIGTERM/SIGINT (exit 128 + signal), reloads settings on SIGHUP, exits 1 when another
- * monitor holds the runtime dir or the leader session stays missing. The bus store is the configured one
- * when a store is named (--store, MUSUBI_STORE, a config file), else `<rt>/state/bus.db`.
+ * `musubi ignite monitor [-s ID] [-w DIR] [-i SECONDS]` (spec 6.3): runs the hub with the queue monitor
+ * (the IGNITE gateway, not bridged) in the foreground until SIGTERM/SIGINT (exit 128 + signal), reloads
+ * settings on SIGHUP, exits 1 when another monitor holds the runtime dir or the leader session stays
+ * missing. The bus store is the monitor's (`monitorStoreUrl`); `--backend` runs every agent on one backend.
  */
 export async function runMonitor(ctx: CliContext, flags: MonitorFlags): Promise<void> {
   const [
     { resolveRuntimeDir, resolveWorkspace },
-    { createIgniteGateway, MONITOR_LOCKED_MESSAGE },
-    { openStore },
-    { createBus },
+    { MONITOR_LOCKED_MESSAGE },
+    { startConfiguredHub },
+    { installedBackends },
+    { monitorStoreUrl },
+    { systemPrompts },
     clockMod,
     idsMod,
-    { ChildReaper },
   ] = await Promise.all([
     import('../../gateways/ignite/ignite-paths.js'),
     import('../../gateways/ignite/ignite-gateway.js'),
-    import('../../hub/open-store.js'),
-    import('../../bus/bus.js'),
+    import('../../hub/start-configured-hub.js'),
+    import('../../agents/selection/installed-backends.js'),
+    import('./monitor-store.js'),
+    import('./role-prompts.js'),
     import('../../core/clock.js'),
     import('../../core/ids.js'),
-    import('../../agents/process/child-reaper.js'),
   ]);
   const workspace = resolveWorkspace({
     ...(flags.workspace !== undefined && { flag: flags.workspace }),
@@ -75,62 +74,39 @@ export async function runMonitor(ctx: CliContext, flags: MonitorFlags): Promise<
   const runtimeDir = resolveRuntimeDir(workspace, ctx.env);
   const settings = await monitorSettings(runtimeDir, ctx.env, flags);
   const config = await ctx.loadConfig();
-  const g = ctx.globalOptions();
-  const isStoreNamed =
-    g.store !== undefined ||
-    (ctx.env['MUSUBI_STORE'] ?? '') !== '' ||
-    g.config !== undefined ||
-    existsSync(join(process.cwd(), 'musubi.yaml'));
   const clock = clockMod.createSystemClock();
   const logger = ctx.logger(config);
-  const store = await openStore({
-    url: isStoreNamed ? config.store : `sqlite:${join(runtimeDir, 'state', 'bus.db')}`,
-    cwd: process.cwd(),
-    clock,
-    pollIntervalMs: config.bus.pollIntervalMs,
-  });
-  const bus = createBus({
-    store,
-    clock,
-    ids: idsMod.createIdGenerator(clock),
-    logger: logger.child({ component: 'bus' }),
-    config: config.bus,
-  });
-  const reaper = new ChildReaper();
-  const { lazyRunner, systemPrompts } = await import('./agent-runners.js');
-  const prompts = systemPrompts(runtimeDir);
   let exitCode = 0;
   let resolveDone: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
-  const gateway = createIgniteGateway({
-    bus,
-    logger,
-    clock,
-    workspace,
-    runtimeDir,
-    settings,
-    busMaxAttempts: config.bus.retry.maxAttempts,
-    runnerFor: (agent): AgentRunner =>
-      lazyRunner({
-        agent,
-        config,
-        env: ctx.env,
-        reaper,
-        ...(flags.backend !== undefined && { backend: flags.backend }),
-      }),
-    systemPromptFor: prompts,
-    onProgress: (p) =>
-      ctx.stdout.write(formatProgressLine(p.line, p.isFinal, ctx.env, process.stdout.isTTY === true)),
-    onFatal: () => {
-      exitCode = 1;
-      resolveDone();
-    },
-  });
+  let hub;
   try {
-    await gateway.start();
+    hub = await startConfiguredHub({
+      config: { ...config, store: await monitorStoreUrl(ctx, runtimeDir) },
+      cwd: process.cwd(),
+      env: ctx.env,
+      logger,
+      clock,
+      ids: idsMod.createIdGenerator(clock),
+      installed: await installedBackends(ctx.env),
+      ...(flags.backend !== undefined && { runnerFlags: { backend: flags.backend } }),
+      gateways: {
+        ignite: {
+          workspace,
+          runtimeDir,
+          settings,
+          systemPromptFor: systemPrompts(runtimeDir),
+          onProgress: (p) =>
+            ctx.stdout.write(formatProgressLine(p.line, p.isFinal, ctx.env, process.stdout.isTTY === true)),
+          onFatal: () => {
+            exitCode = 1;
+            resolveDone();
+          },
+          isBridged: false,
+        },
+      },
+    });
   } catch (err) {
-    await bus.close();
-    await store.close();
     if (err instanceof MusubiError && err.message === MONITOR_LOCKED_MESSAGE) {
       ctx.stderr.write(`${MONITOR_LOCKED_MESSAGE}\n`);
       ctx.setExitCode(1);
@@ -138,10 +114,11 @@ export async function runMonitor(ctx: CliContext, flags: MonitorFlags): Promise<
     }
     throw err;
   }
+  const gateway = hub.byKind.ignite;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (signal === 'SIGHUP') {
       void monitorSettings(runtimeDir, ctx.env, flags).then(
-        (next) => gateway.reload(next),
+        (next) => gateway?.reload(next),
         (err: unknown) => logger.error({ err }, 'reload failed; settings unchanged'),
       );
       return;
@@ -155,8 +132,6 @@ export async function runMonitor(ctx: CliContext, flags: MonitorFlags): Promise<
   await done;
   clearInterval(keepAlive);
   for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(s, onSignal);
-  await gateway.stop();
-  await bus.close();
-  await store.close();
+  await hub.close();
   ctx.setExitCode(exitCode);
 }

@@ -24,19 +24,18 @@ export async function monitorStoreUrl(ctx: CliContext, runtimeDir: string): Prom
  * per turn that ended with exit 0) of the monitor's store: the files cannot tell, since agents delete
  * them. A store that lives in another process only (`memory:`) or cannot be opened gives null; a SQLite
  * file not created yet means nothing was delivered. The log keeps the most recent events only (100,000 by
- * default), so after very long runs the counts are a lower bound. Opens and closes the store itself.
+ * default), so after very long runs the counts are a lower bound. Opens and closes the hub (no gateways).
  */
 export async function deliveredCounts(
   ctx: CliContext,
   runtimeDir: string,
 ): Promise<ReadonlyMap<string, number> | null> {
-  const [{ openStore, parseStoreUrl }, { createBus }, { createSystemClock }, { createIdGenerator }] =
-    await Promise.all([
-      import('../../hub/open-store.js'),
-      import('../../bus/bus.js'),
-      import('../../core/clock.js'),
-      import('../../core/ids.js'),
-    ]);
+  const [{ parseStoreUrl }, { openHub }, { createSystemClock }, { createIdGenerator }] = await Promise.all([
+    import('../../hub/open-store.js'),
+    import('../../hub/hub.js'),
+    import('../../core/clock.js'),
+    import('../../core/ids.js'),
+  ]);
   try {
     const url = await monitorStoreUrl(ctx, runtimeDir);
     const location = parseStoreUrl(url, process.cwd());
@@ -44,18 +43,12 @@ export async function deliveredCounts(
     if (location.kind === 'sqlite' && !existsSync(location.path)) return new Map();
     const config = await ctx.loadConfig();
     const clock = createSystemClock();
-    const store = await openStore({
-      url,
+    const { bus, close } = await openHub({
+      config: { ...config, store: url },
       cwd: process.cwd(),
-      clock,
-      pollIntervalMs: config.bus.pollIntervalMs,
-    });
-    const bus = createBus({
-      store,
+      logger: ctx.logger(config),
       clock,
       ids: createIdGenerator(clock),
-      logger: ctx.logger(config).child({ component: 'bus' }),
-      config: config.bus,
     });
     try {
       const counts = new Map<string, number>();
@@ -70,7 +63,7 @@ export async function deliveredCounts(
       }
       return counts;
     } finally {
-      await bus.close().finally(() => store.close());
+      await close();
     }
   } catch {
     // Status only reports: an unreadable store (not reachable, wrong URL) means the counts are unknown.

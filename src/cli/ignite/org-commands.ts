@@ -10,7 +10,7 @@ import { parseMime } from '../../gateways/ignite/mime/mime-parse.js';
 import { orgAgents } from '../../teams/org/org-roles.js';
 import type { CliContext } from '../cli-context.js';
 import { turnFailureReason } from '../../agents/failure-reason.js';
-import { deliveredCounts } from './monitor-store.js';
+import { deliveredCounts, monitorStoreUrl } from './monitor-store.js';
 
 /** The pid of the running monitor of a runtime dir, or null (from its lock file, checked alive). */
 export async function monitorPid(paths: IgnitePaths): Promise<number | null> {
@@ -133,39 +133,55 @@ export async function printStatus(
 }
 
 /**
- * `ignite start`: records a session for every agent without one (one first turn with its instructions;
- * the scripted agent answers at once), then starts `musubi ignite monitor` in the background with its
- * output in `<rt>/logs/queue_monitor.log`. Resolves the monitor's pid.
+ * The first turn of every agent without a recorded session (its instructions; the scripted agent answers
+ * at once), through the one runner factory; the session ids go to `<rt>/state/.agent_session_<n>`.
  */
-export async function startOrganisation(
+async function recordSessions(
   ctx: CliContext,
   paths: IgnitePaths,
   workspace: string,
   options: { workers: number; backend?: string },
-): Promise<number> {
-  const running = await monitorPid(paths);
-  if (running !== null) return running;
-  const [{ lazyRunner, systemPrompts }, { ChildReaper }, { writeFileAtomic }, { readSessionId }] =
-    await Promise.all([
-      import('./agent-runners.js'),
-      import('../../agents/process/child-reaper.js'),
-      import('../../gateways/ignite/mime/atomic-file.js'),
-      import('../../gateways/ignite/leader-gate.js'),
-    ]);
+): Promise<void> {
+  const [
+    { systemPrompts },
+    { openRunners },
+    { igniteIdentity },
+    { installedBackends },
+    { writeFileAtomic },
+    { readSessionId },
+    { createSystemClock },
+    { createIdGenerator },
+  ] = await Promise.all([
+    import('./role-prompts.js'),
+    import('../../hub/open-runners.js'),
+    import('../../hub/agent-identities.js'),
+    import('../../agents/selection/installed-backends.js'),
+    import('../../gateways/ignite/mime/atomic-file.js'),
+    import('../../gateways/ignite/leader-gate.js'),
+    import('../../core/clock.js'),
+    import('../../core/ids.js'),
+  ]);
   const config = await ctx.loadConfig();
-  const reaper = new ChildReaper();
   const prompts = systemPrompts(paths.runtimeDir);
+  const agents = orgAgents(options.workers);
+  const clock = createSystemClock();
+  // The monitor's store: a team budget spent by these first turns is the one the monitor goes on with.
+  await using turns = await openRunners({
+    config: { ...config, store: await monitorStoreUrl(ctx, paths.runtimeDir) },
+    cwd: process.cwd(),
+    env: ctx.env,
+    logger: ctx.logger(config),
+    clock,
+    ids: createIdGenerator(clock),
+    installed: await installedBackends(ctx.env),
+    ...(options.backend !== undefined && { flags: { backend: options.backend } }),
+    agents,
+  });
   await Promise.all(
-    orgAgents(options.workers).map(async (agent) => {
+    agents.map(async (agent) => {
       const idx = agentIndex(agent) ?? 0;
       if ((await readSessionId(paths.state, idx)) !== '') return;
-      const runner = lazyRunner({
-        agent,
-        config,
-        env: ctx.env,
-        reaper,
-        ...(options.backend !== undefined && { backend: options.backend }),
-      });
+      const runner = turns.runners.runnerFor(agent, igniteIdentity(agent));
       const prompt = 'Read your instructions. Reply with READY and wait for messages.';
       const system = prompts(agent);
       const result = await runner.run({
@@ -181,6 +197,22 @@ export async function startOrganisation(
       await writeFileAtomic(join(paths.state, `.agent_session_${idx}`), `${sessionId}\n`);
     }),
   );
+}
+
+/**
+ * `ignite start`: records a session for every agent without one (one first turn with its instructions;
+ * the scripted agent answers at once), then starts `musubi ignite monitor` in the background with its
+ * output in `<rt>/logs/queue_monitor.log`. Resolves the monitor's pid.
+ */
+export async function startOrganisation(
+  ctx: CliContext,
+  paths: IgnitePaths,
+  workspace: string,
+  options: { workers: number; backend?: string },
+): Promise<number> {
+  const running = await monitorPid(paths);
+  if (running !== null) return running;
+  await recordSessions(ctx, paths, workspace, options);
   const log = await open(join(paths.logs, 'queue_monitor.log'), 'a', 0o600);
   const g = ctx.globalOptions();
   const args = [

@@ -1,11 +1,9 @@
-import { ChildReaper } from '../../agents/process/child-reaper.js';
-import { AgentDirectory } from '../../bus/agent-directory.js';
+import { installedBackends } from '../../agents/selection/installed-backends.js';
 import { createSystemClock } from '../../core/clock.js';
-import { createNekoGateway } from '../../gateways/neko/neko-gateway.js';
-import { resolveNekoSettings } from '../../gateways/neko/neko-settings.js';
-import { TaskRegistry } from '../../tasks/task-registry.js';
+import { createIdGenerator } from '../../core/ids.js';
+import { nekoSetup } from '../../hub/gateway-setups.js';
+import { startConfiguredHub } from '../../hub/start-configured-hub.js';
 import type { CliContext } from '../cli-context.js';
-import { nekoRunnerFor } from './neko-runners.js';
 
 function untilSignal(): Promise<void> {
   return new Promise((resolve) => {
@@ -19,39 +17,43 @@ function untilSignal(): Promise<void> {
   });
 }
 
-/** `musubi neko serve`: the N.E.K.O. gateway alone over the configured store, until SIGINT/SIGTERM. */
+/**
+ * `musubi neko serve`: the hub with the N.E.K.O. gateway alone over the configured store, until
+ * SIGINT/SIGTERM. `--port` replaces the HTTP port, also after a config reload; the channels take no bus
+ * mail (the gateway is not bridged).
+ */
 export async function serveCommand(
   ctx: CliContext,
   flags: { port?: number; fresh?: boolean },
 ): Promise<void> {
-  const opened = await ctx.openBus();
-  const { bus, config } = opened;
-  const logger = ctx.logger(config);
-  const clock = createSystemClock();
-  const registry = new TaskRegistry({ bus, clock, logger });
-  const reaper = new ChildReaper();
-  const settingsOf = (neko: typeof config.neko) => {
-    const resolved = resolveNekoSettings(neko, ctx.env, process.cwd());
-    return flags.port === undefined ? resolved : { ...resolved, httpPort: flags.port };
+  const config = await ctx.loadConfig();
+  const cwd = process.cwd();
+  const settingsOf = (c: typeof config) => {
+    const { settings } = nekoSetup(c, ctx.env, cwd);
+    return flags.port === undefined ? settings : { ...settings, httpPort: flags.port };
   };
-  const settings = settingsOf(config.neko);
-  const gateway = createNekoGateway({
-    bus,
-    registry,
-    logger,
-    clock,
-    settings,
-    runnerFor: nekoRunnerFor(config, ctx.env, reaper),
+  const settings = settingsOf(config);
+  const clock = createSystemClock();
+  const hub = await startConfiguredHub({
+    config,
+    cwd,
     env: ctx.env,
-    reaper,
-    directory: new AgentDirectory({ bus, clock }),
-    isFresh: flags.fresh === true,
-    reloadSettings: async () => settingsOf((await ctx.loadConfig()).neko),
+    logger: ctx.logger(config),
+    clock,
+    ids: createIdGenerator(clock),
+    installed: await installedBackends(ctx.env),
+    gateways: {
+      neko: {
+        settings,
+        isFresh: flags.fresh === true,
+        reloadSettings: async () => settingsOf(await ctx.loadConfig()),
+        isBridged: false,
+      },
+    },
   });
   try {
-    await gateway.start();
-    const address = gateway.address();
-    const http = address.kind === 'tcp' ? `http://${address.host}:${address.port}` : '';
+    const address = hub.byKind.neko?.address();
+    const http = address?.kind === 'tcp' ? `http://${address.host}:${address.port}` : '';
     const { sessionPub, analyzePush, agentPush } = settings.zmq;
     ctx.stdout.write(
       `N.E.K.O. agent server up: ${http}; ZeroMQ 127.0.0.1:${sessionPub} (SUB), :${analyzePush} (PULL), :${agentPush} (PUSH). Ctrl-C stops.\n`,
@@ -59,8 +61,6 @@ export async function serveCommand(
     await untilSignal();
     ctx.stdout.write('N.E.K.O. agent server stopping\n');
   } finally {
-    await gateway.stop();
-    await registry.close();
-    await opened.close();
+    await hub.close();
   }
 }

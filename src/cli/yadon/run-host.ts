@@ -1,24 +1,15 @@
 import type { AgentBackend } from '../../agents/agent-runner.js';
-import { createAgentRunner } from '../../agents/create-agent-runner.js';
 import { claudeRootNotice } from '../../agents/claude/claude-backend.js';
-import { agentEnvOf } from '../../agents/selection/agent-env.js';
-import { ChildReaper } from '../../agents/process/child-reaper.js';
 import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
-import { installedBackends } from '../../agents/selection/resolve-agent-choice.js';
-import { selectBackend } from '../../agents/selection/select-backend.js';
+import { installedBackends } from '../../agents/selection/installed-backends.js';
 import { createSystemClock } from '../../core/clock.js';
 import type { Config } from '../../core/config.schema.js';
 import { isMusubiError } from '../../core/errors.js';
 import { createIdGenerator } from '../../core/ids.js';
-import { createYadonGateway } from '../../gateways/yadon/yadon-gateway.js';
-import {
-  hostSocketPaths,
-  MANAGER_NAME,
-  resolveSocketDir,
-  resolveWorkerCount,
-  workerName,
-} from '../../gateways/yadon/yadon-paths.js';
-import { startHub } from '../../hub/hub.js';
+import { hostSocketPaths, resolveSocketDir, resolveWorkerCount } from '../../gateways/yadon/yadon-paths.js';
+import { yadonAgents } from '../../hub/agent-identities.js';
+import { planRunner } from '../../hub/runner-plan.js';
+import { startConfiguredHub } from '../../hub/start-configured-hub.js';
 import type { CliContext } from '../cli-context.js';
 import { removeHostFiles, writeHostFiles } from './host-files.js';
 
@@ -33,36 +24,36 @@ export function refusalLines(path: string): string {
   return `エラー: ソケットが既に使用中です (${path})\n別の yadon が稼働中です。先にそれを停止してください\n`;
 }
 
+/** Who runs each yadon agent, as the host reports and logs it (no settings, no environment). */
 interface AgentPlan {
   readonly name: string;
   readonly backend: AgentBackend;
   readonly model?: string;
+  readonly source: string;
+  readonly permissionMode?: string;
 }
 
+/** The plans of the manager and workers, by the rules the hub's runner factory applies. */
 function planAgents(
   config: Config,
   env: CliContext['env'],
   count: number,
-  installed: Set<AgentBackend>,
-): { manager: AgentPlan; workers: AgentPlan[] } {
-  const isInstalled = (b: AgentBackend): boolean => installed.has(b);
-  const manager = selectBackend({ agent: MANAGER_NAME, tier: 'manager', config, env, isInstalled });
-  const workers = Array.from({ length: count }, (_, i) => ({
-    name: workerName(i + 1),
-    ...selectBackend({
-      agent: workerName(i + 1),
-      workerNumber: i + 1,
-      tier: 'worker',
-      config,
-      env,
-      isInstalled,
-    }),
-  }));
-  return { manager: { name: MANAGER_NAME, ...manager }, workers };
+  installed: ReadonlySet<AgentBackend>,
+): AgentPlan[] {
+  return yadonAgents(count).map(({ name, identity }) => {
+    const plan = planRunner({ config, env, isInstalled: (b) => installed.has(b), agent: name, identity });
+    return {
+      name,
+      backend: plan.backend,
+      source: plan.source,
+      ...(plan.model !== undefined && { model: plan.model }),
+      ...(plan.settings.permissionMode !== undefined && { permissionMode: plan.settings.permissionMode }),
+    };
+  });
 }
 
 /** `agent CLI 'gemini' not found on PATH (yadon-2, yadon-4)` for every selected CLI that is missing. */
-function missingCliWarnings(plans: readonly AgentPlan[], installed: Set<AgentBackend>): string[] {
+function missingCliWarnings(plans: readonly AgentPlan[], installed: ReadonlySet<AgentBackend>): string[] {
   const missing = new Map<string, string[]>();
   for (const p of plans) {
     if (p.backend === 'scripted' || installed.has(p.backend)) continue;
@@ -87,11 +78,11 @@ function waitForStopSignal(): Promise<void> {
 }
 
 /**
- * Runs the yadon agent host in this process (`musubi yadon host --foreground`): a hub with the yadon
- * gateway on the configured store, one runner per agent chosen by the selection rules (LLM_BACKEND,
- * YADON_<n>_BACKEND with the worker's own tier model). Reports readiness or refusal through `report`,
- * writes the pid and info files, serves until SIGINT/SIGTERM, then closes in reverse order and removes
- * its files. Resolves the exit code.
+ * Runs the yadon agent host in this process (`musubi yadon host --foreground`): the hub with the yadon
+ * gateway alone on the configured store, in the socket directory and with the worker count of the
+ * yadon environment (YADON_SOCKET_DIR, YADON_COUNT), its runners from the hub's one factory. Reports
+ * readiness or refusal through `report`, writes the pid and info files, serves until SIGINT/SIGTERM,
+ * then closes in reverse order and removes its files. Resolves the exit code.
  */
 export async function runYadonHost(options: {
   readonly ctx: CliContext;
@@ -106,59 +97,27 @@ export async function runYadonHost(options: {
   const rootLogger = ctx.logger(config);
   const logger = rootLogger.child({ component: 'yadon-host' });
   const clock = createSystemClock();
-  const reaper = new ChildReaper();
   const installed = await installedBackends(env);
   const plans = planAgents(config, env, count, installed);
-  const warnings = missingCliWarnings([plans.manager, ...plans.workers], installed);
+  const warnings = missingCliWarnings(plans, installed);
   for (const warning of warnings) logger.warn({ warning }, 'selected agent CLI is missing');
   const isRoot = process.getuid?.() === 0;
-  for (const plan of [plans.manager, ...plans.workers]) {
-    const notice =
-      plan.backend === 'claude'
-        ? claudeRootNotice(isRoot, env, config.agents[plan.name]?.permissionMode)
-        : undefined;
+  for (const plan of plans) {
+    const notice = plan.backend === 'claude' ? claudeRootNotice(isRoot, env, plan.permissionMode) : undefined;
     if (notice !== undefined)
       logger.warn({ agentId: plan.name, warning: notice }, 'claude runs with fewer permissions');
   }
-  // The agent's config entry (musubi.yaml `agents.<name>`) adds CLI settings and environment.
-  const runnerOf = (p: AgentPlan) => {
-    const entry = config.agents[p.name];
-    return createAgentRunner({
-      backend: p.backend,
-      env,
-      reaper,
-      ...(p.model !== undefined && { model: p.model }),
-      ...agentEnvOf(config, p.backend, entry),
-      settings: {
-        ...(entry?.permissionMode !== undefined && { permissionMode: entry.permissionMode }),
-        ...(entry?.sandbox !== undefined && { sandbox: entry.sandbox }),
-        ...(entry?.maxTurns !== undefined && { maxTurns: entry.maxTurns }),
-      },
-    });
-  };
-  const managerRunner = runnerOf(plans.manager);
-  const workerRunners = plans.workers.map(runnerOf);
   let hub;
   try {
-    hub = await startHub({
+    hub = await startConfiguredHub({
       config,
       cwd: process.cwd(),
+      env,
       logger: rootLogger,
       clock,
       ids: createIdGenerator(clock),
-      gateways: ({ bus }) => [
-        createYadonGateway({
-          bus,
-          logger: rootLogger,
-          clock,
-          ids: createIdGenerator(clock),
-          socketDir,
-          workerCount: count,
-          workDir,
-          managerRunner,
-          workerRunner: (n) => workerRunners[n - 1] ?? managerRunner,
-        }),
-      ],
+      installed,
+      gateways: { yadon: { socketDir, workerCount: count, workDir } },
     });
   } catch (err) {
     if (isMusubiError(err, 'GATEWAY_ADDRESS_IN_USE')) {

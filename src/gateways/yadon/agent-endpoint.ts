@@ -4,7 +4,7 @@ import type { Logger } from '../../core/logger.js';
 import { errorDoc } from '../../teams/three-phase/result-doc.js';
 import { CONNECTION_ERROR_PREFIX, type AgentRequest } from './agent-request.js';
 import { generateTaskId } from './task-id.js';
-import type { TaskQueue } from './task-queue.js';
+import { cancelledDoc, type TaskQueue } from './task-queue.js';
 
 /** A reply document as written to the socket. */
 export type ReplyDoc = Readonly<Record<string, unknown>>;
@@ -79,6 +79,8 @@ export class AgentEndpoint {
         return { type: 'task_state', from: this.name, id, state: found.state };
       case 'interrupted':
         return errorDoc(this.name, `タスクは再起動により中断されました: ${id}`);
+      case 'cancelled':
+        return cancelledDoc(this.name, id);
       case 'unknown':
         return errorDoc(this.name, `不明なタスクID: ${id}`);
     }

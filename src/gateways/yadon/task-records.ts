@@ -9,43 +9,53 @@ import type { Logger } from '../../core/logger.js';
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
 const CAS_RETRIES = 5;
 
+/** How a task ended as the wire reports it (spec yadon.md 3.5): its result, or why it has none. */
+const outcomeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('done'), result: z.record(z.string(), z.unknown()) }),
+  z.object({ kind: z.literal('interrupted') }),
+  z.object({ kind: z.literal('cancelled') }),
+]);
+
 const recordSchema = z.object({
   id: z.string(),
   agent: z.string(),
   /** The bus envelope id of the submission this record describes (a task id may be sent twice). */
   submission: z.string(),
-  state: z.enum(['queued', 'running', 'done', 'interrupted']),
+  /** The task registry row of that submission: the truth of its state until `outcome` is set. */
+  task: z.string(),
   createdAt: z.number(),
-  startedAt: z.number().optional(),
-  finishedAt: z.number().optional(),
-  result: z.record(z.string(), z.unknown()).optional(),
+  endedAt: z.number().optional(),
+  outcome: outcomeSchema.optional(),
 });
 
 const inputSchema = z.object({ id: z.string(), instruction: z.string(), projectDir: z.string() });
 
-/** One task as stored (spec yadon.md 4.4). */
+/** One task as `get_result` finds it. */
 export type TaskRecord = z.infer<typeof recordSchema>;
+/** The end of a task as the wire reports it. */
+export type TaskRecordOutcome = z.infer<typeof outcomeSchema>;
 /** A queued task's input, kept until it finishes. */
 export type StoredTaskInput = z.infer<typeof inputSchema>;
 
 /**
- * The task records of one agent in the bus's key-value state: `yadon/<agent>/tasks/<hash of task id>`
- * (task ids are arbitrary client text, so they are hashed into safe keys) and the inputs of queued
- * submissions at `yadon/<agent>/inputs/<envelope id>`. Values are schema-checked when read back; a
- * corrupt row reads as absent and is logged. One writer (the agent's host) per agent.
+ * What the yadon wire needs of one agent's tasks beside the task registry, in the bus's key-value
+ * state: the index from a task id (arbitrary client text, hashed into a safe key) to its latest
+ * submission and registry row at `yadon/<agent>/tasks/<hash>`, and once the task is over, the result
+ * document exactly as the sender got it (kept for `get_result` long after the registry drops the row)
+ * or why there is none. Inputs too large for a bus message wait at `yadon/<agent>/inputs/<envelope
+ * id>`. Values are schema-checked when read back; a corrupt row reads as absent and is logged. One
+ * writer (the agent's host) per agent.
  */
 export class TaskRecords {
   readonly #kv: KvState;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #agent: string;
   readonly #prefix: string;
 
   constructor(options: { kv: KvState; clock: Clock; logger: Logger; agent: string }) {
     this.#kv = options.kv;
     this.#clock = options.clock;
     this.#log = options.logger;
-    this.#agent = options.agent;
     this.#prefix = `yadon/${options.agent}/`;
   }
 
@@ -71,23 +81,67 @@ export class TaskRecords {
     return null;
   }
 
+  /** Stores the record of a new submission, replacing an older one of the same task id. */
+  async put(record: TaskRecord): Promise<void> {
+    await this.#kv.kvSet(this.#recordKey(record.id), record);
+  }
+
+  /** Stores `record` unless its task id has a record already. */
+  async ensure(record: TaskRecord): Promise<void> {
+    try {
+      await this.#kv.kvSet(this.#recordKey(record.id), record, { expectedRevision: 0 });
+    } catch (err) {
+      if (!isMusubiError(err, 'STORE_CONFLICT')) throw err;
+      // It exists: the first claim of this submission (or a newer submission) wrote it.
+    }
+  }
+
   /**
-   * Stores the `queued` record of a new submission (replacing an older one of the same id) and, unless
-   * the caller carries it inline in the bus message, its input.
+   * Sets the outcome of (taskId, submission) unless it has one already; a record that now belongs to a
+   * newer submission of the same id is left alone.
    */
-  async enqueue(
-    submission: string,
-    input: StoredTaskInput,
-    options: { isInputInline: boolean },
-  ): Promise<void> {
-    if (!options.isInputInline) await this.#kv.kvSet(this.#inputKey(submission), input);
-    await this.#kv.kvSet(this.#recordKey(input.id), {
-      id: input.id,
-      agent: this.#agent,
-      submission,
-      state: 'queued',
-      createdAt: this.#clock.now(),
-    } satisfies TaskRecord);
+  async end(taskId: string, submission: string, outcome: TaskRecordOutcome): Promise<void> {
+    const key = this.#recordKey(taskId);
+    for (let i = 0; i < CAS_RETRIES; i++) {
+      const current = await this.#read(key);
+      if (current === null || current.record.submission !== submission) return;
+      if (current.record.outcome !== undefined) return;
+      const next = { ...current.record, outcome, endedAt: this.#clock.now() };
+      try {
+        await this.#kv.kvSet(key, next, { expectedRevision: current.revision });
+        return;
+      } catch (err) {
+        if (!isMusubiError(err, 'STORE_CONFLICT')) throw err;
+      }
+    }
+    this.#log.warn({ taskId }, 'task record kept changing; outcome not stored');
+  }
+
+  /** Records without an outcome (their registry rows say where they stand). */
+  async unfinished(): Promise<TaskRecord[]> {
+    const entries = await this.#kv.kvList(`${this.#prefix}tasks/`);
+    return entries.flatMap((e) => {
+      const record = recordSchema.safeParse(e.value).data;
+      return record !== undefined && record.outcome === undefined ? [record] : [];
+    });
+  }
+
+  /** Deletes the records that ended more than `retentionMs` ago; resolves how many. */
+  async expire(retentionMs: number): Promise<number> {
+    const now = this.#clock.now();
+    let expired = 0;
+    for (const entry of await this.#kv.kvList(`${this.#prefix}tasks/`)) {
+      const record = recordSchema.safeParse(entry.value).data;
+      if (record?.outcome === undefined || (record.endedAt ?? now) >= now - retentionMs) continue;
+      await this.#kv.kvDelete(entry.key);
+      expired++;
+    }
+    return expired;
+  }
+
+  /** Keeps the input of a submission too large to travel in its bus message. */
+  async storeInput(submission: string, input: StoredTaskInput): Promise<void> {
+    await this.#kv.kvSet(this.#inputKey(submission), input);
   }
 
   /** The stored input of a submission, or null when it is gone (finished, or cleared at a restart). */
@@ -97,62 +151,13 @@ export class TaskRecords {
     return parsed.success ? parsed.data : null;
   }
 
-  /**
-   * Moves the record of (taskId, submission) to `change(record)`; creates it from `create` when absent.
-   * A record that now belongs to a newer submission of the same id is left alone.
-   */
-  async update(
-    taskId: string,
-    submission: string,
-    change: (record: TaskRecord) => TaskRecord,
-    create?: () => TaskRecord,
-  ): Promise<void> {
-    const key = this.#recordKey(taskId);
-    for (let i = 0; i < CAS_RETRIES; i++) {
-      const current = await this.#read(key);
-      if (current !== null && current.record.submission !== submission) return;
-      const base = current?.record ?? create?.();
-      if (base === undefined) return;
-      try {
-        await this.#kv.kvSet(key, change(base), { expectedRevision: current?.revision ?? 0 });
-        return;
-      } catch (err) {
-        if (!isMusubiError(err, 'STORE_CONFLICT')) throw err;
-      }
-    }
-    this.#log.warn({ taskId }, 'task record kept changing; update skipped');
-  }
-
   /** Drops the input of a finished submission (a no-op when it travelled inline). */
   async dropInput(submission: string): Promise<void> {
     await this.#kv.kvDelete(this.#inputKey(submission));
   }
 
-  /**
-   * After a host (re)start: records still `queued` or `running` become `interrupted` (they are not re-run),
-   * every stored input is dropped, and finished records older than `retentionMs` are deleted.
-   */
-  async recover(retentionMs: number): Promise<{ interrupted: number; expired: number }> {
-    const now = this.#clock.now();
-    let interrupted = 0;
-    let expired = 0;
-    for (const entry of await this.#kv.kvList(`${this.#prefix}tasks/`)) {
-      const parsed = recordSchema.safeParse(entry.value);
-      if (!parsed.success) continue;
-      const record = parsed.data;
-      if (record.state === 'queued' || record.state === 'running') {
-        await this.update(record.id, record.submission, (r) => ({
-          ...r,
-          state: 'interrupted',
-          finishedAt: now,
-        }));
-        interrupted++;
-      } else if ((record.finishedAt ?? now) < now - retentionMs) {
-        await this.#kv.kvDelete(entry.key);
-        expired++;
-      }
-    }
+  /** Drops every stored input (after a restart no queued task runs again). */
+  async dropInputs(): Promise<void> {
     for (const entry of await this.#kv.kvList(`${this.#prefix}inputs/`)) await this.#kv.kvDelete(entry.key);
-    return { interrupted, expired };
   }
 }

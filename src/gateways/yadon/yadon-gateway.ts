@@ -11,12 +11,14 @@ import { ThreePhaseTeam } from '../../teams/three-phase/three-phase-team.js';
 import { runWorkerTurn } from '../../teams/three-phase/worker-turn.js';
 import type { Gateway, GatewayAddress } from '../gateway.js';
 import { AgentEndpoint } from './agent-endpoint.js';
+import type { YadonAgentDirectory } from './agent-presence.js';
 import type { AgentRequest } from './agent-request.js';
 import { AgentSocketServer } from './agent-socket-server.js';
 import { writeInstructionFiles } from './instruction-files.js';
 import { PetSocketServer } from './pet-socket-server.js';
 import { ensureSocketDir } from './socket-dir.js';
 import { createSocketSubtaskDispatcher, type DispatchTimings } from './socket-subtask-dispatcher.js';
+import type { YadonTaskRegistry } from './task-ledger.js';
 import { TaskQueue, type TaskQueueOptions } from './task-queue.js';
 import { probeWorkers } from './worker-probe.js';
 import { agentSocketPath, MANAGER_NAME, petSocketPath, workerName } from './yadon-paths.js';
@@ -34,6 +36,14 @@ export interface YadonTimings {
 /** Collaborators and settings of {@link createYadonGateway}. */
 export interface YadonGatewayOptions {
   readonly bus: Bus;
+  /**
+   * The task registry every yadon task is a row of (owner `yadon`, one per submission): shown by the
+   * dashboard and `/api/tasks`, and cancelling a row stops its agent turn, also from another process
+   * on the same store. The hub's one registry.
+   */
+  readonly registry: YadonTaskRegistry;
+  /** The agent directory yadoran and yadon-1..N are listed in (protocol `yadon`); the hub's one. */
+  readonly directory: YadonAgentDirectory;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly ids: IdGenerator;
@@ -75,13 +85,14 @@ function gaveUp(name: string) {
  * The yadon-agents gateway (spec yadon.md): the manager's and N workers' agent sockets plus N+1 pet
  * sockets in `socketDir`, all 0600, none ever taken over from a live server. Each agent's tasks queue
  * in its bus mailbox (`yadoran`, `yadon-<n>`); the manager runs the three-phase team and dispatches
- * subtasks over the workers' sockets. Bubbles are published as `agent.bubble` events.
+ * subtasks over the workers' sockets. Bubbles are published as `agent.bubble` events. Every task is a
+ * row of the task registry and every agent is listed in the agent directory (see the options).
  *
  * `start()` binds every socket first (rejecting with GATEWAY_ADDRESS_IN_USE or GATEWAY_UNAVAILABLE and
  * closing what it bound), then applies the restart rules to earlier task records and starts the agents;
- * requests arriving meanwhile wait. `stop()` stops accepting, cancels running agent turns (their
- * tasks count as interrupted at the next start), answers waiting clients and unlinks only its own
- * sockets. The bus is the caller's to close.
+ * requests arriving meanwhile wait. `stop()` stops accepting, cancels running agent turns, answers
+ * waiting clients, marks what was still queued or running as interrupted, lists the agents as
+ * offline and unlinks only its own sockets. The bus, registry and directory are the caller's to close.
  */
 export function createYadonGateway(options: YadonGatewayOptions): Gateway {
   const { bus, clock, socketDir, workerCount } = options;
@@ -98,9 +109,16 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
       .catch((err: unknown) => log.warn({ err }, 'bubble event not published'));
   };
 
-  const queueFor = (agent: string, execute: TaskQueueOptions['execute']): TaskQueue => {
+  const queueFor = (
+    agent: string,
+    role: TaskQueueOptions['role'],
+    execute: TaskQueueOptions['execute'],
+  ): TaskQueue => {
     const queue = new TaskQueue({
       bus,
+      registry: options.registry,
+      directory: options.directory,
+      role,
       clock,
       ids: options.ids,
       logger: log,
@@ -148,7 +166,7 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
     const endpoints = [
       new AgentEndpoint({
         name: MANAGER_NAME,
-        queue: queueFor(MANAGER_NAME, (task, signal) => team.runJob(task, signal)),
+        queue: queueFor(MANAGER_NAME, 'manager', (task, signal) => team.runJob(task, signal)),
         workDir: options.workDir,
         clock,
         logger: log,
@@ -170,7 +188,7 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
         onBubble: onBubble(workerName(n)),
         ...(timings.workerLlmMs !== undefined && { timeoutMs: timings.workerLlmMs }),
       };
-      const queue = queueFor(workerName(n), (task, signal) => runWorkerTurn(turn, task, signal));
+      const queue = queueFor(workerName(n), 'worker', (task, signal) => runWorkerTurn(turn, task, signal));
       endpoints.push(
         new AgentEndpoint({ name: workerName(n), queue, workDir: options.workDir, clock, logger: log }),
       );

@@ -1,7 +1,4 @@
 import type { AgentBackend, AgentRunner } from '../../agents/agent-runner.js';
-import { createAgentRunner } from '../../agents/create-agent-runner.js';
-import type { ChildReaper } from '../../agents/process/child-reaper.js';
-import { lookupAlias } from '../../agents/selection/backend-aliases.js';
 import type { AgentDirectory, AgentUpdate } from '../../bus/agent-directory.js';
 import type { Logger } from '../../core/logger.js';
 import { DEMO_TEAM, type DemoMember } from './demo-config.js';
@@ -14,13 +11,8 @@ export interface InjectedFault {
   readonly reason: string;
 }
 
-/** Options of {@link createDemoRunners}. */
-export interface DemoRunnersOptions {
-  /** Every member with a tier runs on this backend (the scripted agent unless `--agent` chose a CLI). */
-  readonly backend: AgentBackend;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly reaper: ChildReaper;
-  readonly directory: Pick<AgentDirectory, 'update'>;
+/** Options of {@link createDemoDecorator}. */
+export interface DemoDecoratorOptions {
   readonly logger: Logger;
   /** Progress observers by agent name. */
   readonly observers?: Readonly<Record<string, TurnObserver>>;
@@ -46,55 +38,46 @@ export async function registerDemoTeam(
   }
 }
 
-function member(name: string): DemoMember & { readonly tier: NonNullable<DemoMember['tier']> } {
+/** The model tier of a demo agent's turns; RangeError for a member that runs no agent (the lead). */
+export function demoTier(name: string): NonNullable<DemoMember['tier']> {
   const found = DEMO_TEAM.find((m) => m.name === name);
   if (found?.tier === undefined) throw new RangeError(`${name} is not an agent of the demo team`);
-  return { ...found, tier: found.tier };
+  return found.tier;
 }
 
 /**
- * Builds the runner of each demo agent on demand (cached): the chosen backend with the model of the
- * agent's tier (claude: sonnet for the manager, haiku for the rest), the injected fault if it is this
- * agent's, then the observers — the agent directory (busy / idle / error) and the progress tracker.
+ * What the demo adds to each member's runner from the hub's factory (which runs every member on the
+ * chosen backend with its tier's model): the injected fault if it is this agent's, then the observers —
+ * the agent directory (busy / idle / error) and the progress tracker.
  */
-export function createDemoRunners(options: DemoRunnersOptions): (agent: string) => AgentRunner {
-  const runners = new Map<string, AgentRunner>();
+export function createDemoDecorator(
+  options: DemoDecoratorOptions,
+): (agent: string, runner: AgentRunner, directory: Pick<AgentDirectory, 'update'>) => AgentRunner {
   const log = options.logger.child({ component: 'demo.runners' });
   // One chain per agent: updates land in turn order, so a late `busy` never overwrites the final `idle`.
   const chains = new Map<string, Promise<void>>();
-  const report = (agent: string, update: AgentUpdate): void => {
-    const next = (chains.get(agent) ?? Promise.resolve()).then(async () => {
-      await options.directory.update(agent, update).catch((err: unknown) => {
-        log.warn({ err, agentId: agent }, 'agent directory update failed');
+  return (agent, base, directory) => {
+    const report = (update: AgentUpdate): void => {
+      const next = (chains.get(agent) ?? Promise.resolve()).then(async () => {
+        await directory.update(agent, update).catch((err: unknown) => {
+          log.warn({ err, agentId: agent }, 'agent directory update failed');
+        });
       });
-    });
-    chains.set(agent, next);
-  };
-  return (agent) => {
-    const cached = runners.get(agent);
-    if (cached !== undefined) return cached;
-    const model = lookupAlias(options.backend)?.models?.[member(agent).tier];
-    let runner = createAgentRunner({
-      backend: options.backend,
-      env: options.env,
-      reaper: options.reaper,
-      ...(model !== undefined && { model }),
-    });
+      chains.set(agent, next);
+    };
     const fault = options.fault;
-    if (fault?.agent === agent) runner = failFirstTurns(runner, fault.count, fault.reason);
+    const runner = fault?.agent === agent ? failFirstTurns(base, fault.count, fault.reason) : base;
     const progress = options.observers?.[agent];
-    runner = observeTurns(runner, {
+    return observeTurns(runner, {
       onStart: (input) => {
-        report(agent, { state: 'busy', currentTask: input.prompt.split('\n')[0]?.slice(0, 200) ?? '' });
+        report({ state: 'busy', currentTask: input.prompt.split('\n')[0]?.slice(0, 200) ?? '' });
         progress?.onStart?.(input);
       },
       onEnd: (input, result) => {
         const isFailed = result === undefined || result.isError;
-        report(agent, { state: isFailed ? 'error' : 'idle', currentTask: null });
+        report({ state: isFailed ? 'error' : 'idle', currentTask: null });
         progress?.onEnd?.(input, result);
       },
     });
-    runners.set(agent, runner);
-    return runner;
   };
 }

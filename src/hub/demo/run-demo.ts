@@ -118,7 +118,6 @@ export async function runDemo(o: RunDemoOptions): Promise<DemoRun> {
     clock,
     ids: createIdGenerator(clock),
     env: o.env,
-    reaper,
     backend: o.backend,
     dashboardPort: o.dashboardPort,
     progress,

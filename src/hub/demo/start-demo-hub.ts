@@ -2,21 +2,21 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBackend, AgentRunner } from '../../agents/agent-runner.js';
-import type { ChildReaper } from '../../agents/process/child-reaper.js';
-import { AgentDirectory } from '../../bus/agent-directory.js';
+import type { AgentDirectory } from '../../bus/agent-directory.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.schema.js';
 import { MusubiError } from '../../core/errors.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
+import type { Gateway } from '../../gateways/gateway.js';
 import { MANAGER_NAME, workerName } from '../../gateways/yadon/yadon-paths.js';
-import { startHub, type Hub } from '../hub.js';
+import type { Hub } from '../hub.js';
+import { startConfiguredHub, type ConfiguredHub } from '../start-configured-hub.js';
 import type { AgentSyncTarget } from './agent-sync-call.js';
-import { DEMO_TEAM, DEMO_WORKERS, type DemoPaths } from './demo-config.js';
+import { AGENT_SYNC_PEERS, DEMO_TEAM, DEMO_WORKERS, type DemoPaths } from './demo-config.js';
 import { demoTaskSource, demoTeamSource } from './demo-dashboard.js';
-import { buildDemoGateways, type DemoGateways } from './demo-gateways.js';
 import type { DemoProgress } from './demo-progress.js';
-import { createDemoRunners, type InjectedFault } from './demo-runners.js';
+import { createDemoDecorator, demoTier, type InjectedFault } from './demo-runners.js';
 import type { TurnObserver } from './turn-hooks.js';
 import type { YadonPhaseTracker } from './yadon-phase-tracker.js';
 
@@ -42,7 +42,6 @@ export interface StartDemoHubOptions {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly reaper: ChildReaper;
   readonly backend: AgentBackend;
   readonly dashboardPort: number;
   readonly progress: DemoProgress;
@@ -51,59 +50,54 @@ export interface StartDemoHubOptions {
   readonly fault: InjectedFault;
 }
 
-function tcpTarget(gateways: DemoGateways): AgentSyncTarget {
-  const address = gateways.agentSync.address();
-  if (address.kind !== 'tcp') throw new MusubiError('INTERNAL', 'agent_sync gateway is not on TCP');
+function tcpTarget(gateway: Gateway | undefined): AgentSyncTarget {
+  const address = gateway?.address();
+  if (address?.kind !== 'tcp') throw new MusubiError('INTERNAL', 'agent_sync gateway is not on TCP');
   return { host: address.host, port: address.port };
 }
 
 /**
  * Starts the demo's hub: SQLite store in the state folder, the bus, and the dashboard, yadon and
- * agent_sync gateways, with one runner per team member (the chosen backend, the injected fault, and
- * observers feeding the agent directory and the yadon phase tracker). Rejects with the hub's start
- * error after closing what was started.
+ * agent_sync gateways, every member's runner from the hub's factory on the chosen backend (with the
+ * injected fault, and observers feeding the agent directory and the yadon phase tracker). Rejects with
+ * the hub's start error after closing what was started.
  */
 export async function startDemoHub(o: StartDemoHubOptions): Promise<DemoHub> {
   const socketDir = await mkdtemp(join(tmpdir(), 'musubi-demo-'));
   const observers: Record<string, TurnObserver> = { [MANAGER_NAME]: o.tracker.manager };
   for (let n = 1; n <= DEMO_WORKERS; n++) observers[workerName(n)] = o.tracker.worker(workerName(n));
-  let built:
-    { gateways: DemoGateways; directory: AgentDirectory; runnerFor: (a: string) => AgentRunner } | undefined;
-  let hub: Hub;
+  let hub: ConfiguredHub;
   try {
-    hub = await startHub({
+    hub = await startConfiguredHub({
       config: o.config,
       cwd: o.cwd,
+      env: o.env,
       logger: o.logger,
       clock: o.clock,
       ids: o.ids,
-      gateways: ({ bus }) => {
-        const directory = new AgentDirectory({ bus, clock: o.clock });
-        const runnerFor = createDemoRunners({
-          backend: o.backend,
-          env: o.env,
-          reaper: o.reaper,
-          directory,
-          logger: o.logger,
-          observers,
-          fault: o.fault,
-        });
-        const gateways = buildDemoGateways({
-          bus,
-          logger: o.logger,
-          clock: o.clock,
-          ids: o.ids,
-          paths: o.paths,
-          socketDir,
-          dashboardPort: o.dashboardPort,
-          runnerFor,
+      // Every member runs on the chosen backend: the installed CLIs choose nothing.
+      installed: new Set(),
+      runnerFlags: { backend: o.backend },
+      decorateRunner: createDemoDecorator({ logger: o.logger, observers, fault: o.fault }),
+      gateways: {
+        agentSync: {
+          host: '127.0.0.1',
+          port: 0,
+          agents: AGENT_SYNC_PEERS,
+          cwd: o.paths.agentSyncDir,
+          isFresh: true,
+          isBridged: false,
+        },
+        yadon: { socketDir, workerCount: DEMO_WORKERS, workDir: o.paths.projectDir },
+        http: {
+          host: '127.0.0.1',
+          port: o.dashboardPort,
+          urlFile: o.paths.urlFile,
           tasks: demoTaskSource(o.progress),
           teams: [
             demoTeamSource({ progress: o.progress, members: DEMO_TEAM.map((m) => m.name), goal: o.goal }),
           ],
-        });
-        built = { gateways, directory, runnerFor };
-        return [...gateways.all];
+        },
       },
     });
   } catch (err) {
@@ -116,15 +110,15 @@ export async function startDemoHub(o: StartDemoHubOptions): Promise<DemoHub> {
     return closing;
   };
   try {
-    if (built === undefined) throw new MusubiError('INTERNAL', 'the demo hub started without its gateways');
-    const { gateways, directory, runnerFor } = built;
+    const { http, agentSync } = hub.byKind;
+    if (http === undefined) throw new MusubiError('INTERNAL', 'the demo hub started without its dashboard');
     return {
       hub,
-      directory,
-      runnerFor,
+      directory: hub.directory,
+      runnerFor: (agent) => hub.runners.runnerFor(agent, { tier: demoTier(agent) }),
       socketDir,
-      agentSync: tcpTarget(gateways),
-      dashboardUrl: gateways.http.url(),
+      agentSync: tcpTarget(agentSync),
+      dashboardUrl: http.url(),
       close,
       [Symbol.asyncDispose]: close,
     };
