@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,20 +7,8 @@ import { stringify } from 'yaml';
 import { createSystemClock } from '../../src/core/clock.js';
 import { startNeko, until, type NekoHarness } from '../fixtures/neko-harness.js';
 import { testPlugins } from '../fixtures/neko-plugins.js';
+import { freePorts } from '../fixtures/free-ports.js';
 import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
-
-/** Ports the OS hands out now (closed again before use; a small race the tests accept). */
-async function freePorts(count: number): Promise<number[]> {
-  const ports: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    ports.push(typeof address === 'object' && address !== null ? address.port : 0);
-    await new Promise((resolve) => server.close(resolve));
-  }
-  return ports;
-}
 
 describe('musubi neko CLI', () => {
   let dir: string;

@@ -3,7 +3,6 @@
 // run) — same backend and model, permission mode, max turns, per-run budget ceiling, environment — and
 // every command counts the team budget in the same store.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,23 +10,11 @@ import { stringify } from 'yaml';
 import { isProcessAlive } from '../../src/agents/process/process-group.js';
 import { FAKE_BIN_DIR, readRecord, waitFor, type FakeRecord } from '../fakes/fake-cli-harness.js';
 import { makeIgniteWorkspace, type IgniteWorkspace } from '../fixtures/ignite-workspace.js';
+import { freePorts } from '../fixtures/free-ports.js';
 import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
 import { ask, shortTempDir } from '../fixtures/yadon-harness.js';
 
 const TEST_MS = 240_000;
-
-/** Ports the OS hands out now (closed again before use; a small race the tests accept). */
-async function freePorts(count: number): Promise<number[]> {
-  const ports: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    ports.push(typeof address === 'object' && address !== null ? address.port : 0);
-    await new Promise((resolve) => server.close(resolve));
-  }
-  return ports;
-}
 
 /** What of one turn's invocation the runner rules decide (the prompts and sessions are the gateway's). */
 function rulesOf(record: FakeRecord): Record<string, unknown> {

@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../../test/fakes/fake-clock.js';
-import { createBus } from '../../bus/bus.js';
+import type { FakeClock } from '../../../test/fakes/fake-clock.js';
+import { memoryBus } from '../../../test/fixtures/memory-bus.js';
 import type { Bus } from '../../bus/bus.types.js';
-import { createIdGenerator } from '../../core/ids.js';
 import { createSilentLogger } from '../../core/logger.js';
-import { MemoryStore } from '../../store/memory/memory-store.js';
+import type { MemoryStore } from '../../store/memory/memory-store.js';
 import { TaskRegistry } from '../../tasks/task-registry.js';
 import { resultDoc } from '../../teams/three-phase/result-doc.js';
 import { TaskLedger, taskRowId } from './task-ledger.js';
@@ -27,15 +26,10 @@ describe('TaskLedger', () => {
     new TaskLedger({ registry, kv: bus.kv, clock, logger: createSilentLogger(), agent, kind });
 
   beforeEach(() => {
-    clock = new FakeClock();
-    store = new MemoryStore({ clock });
-    bus = createBus({
-      store,
-      clock,
-      ids: createIdGenerator(clock),
-      logger: createSilentLogger(),
-      config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
-    });
+    ({ bus, store, clock } = memoryBus({
+      leaseMs: 30_000,
+      retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 },
+    }));
     registry = new TaskRegistry({ bus, clock, logger: createSilentLogger() });
   });
 
