@@ -1,3 +1,4 @@
+import { threePhaseTeams } from '../src/hub/team-builders.js';
 // yadon gateway: (1) `status` round trips per second and p50/p99 latency with 1 and 8 concurrent
 // clients against a bare Node Unix-socket echo server, measured in the same run with the same client
 // (connect, write, half-close, read to end); the servers run in a child process so client and server
@@ -60,7 +61,7 @@ async function startGateway(socketDir: string, store: Store, workerCount: number
     socketDir,
     workerCount,
     workDir: socketDir,
-    managerRunner: agent,
+    managerTeam: threePhaseTeams(agent, createSilentLogger()),
     workerRunner: () => agent,
   });
   await gateway.start();

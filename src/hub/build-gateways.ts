@@ -33,6 +33,7 @@ import type {
   YadonSetup,
 } from './gateway-setups.js';
 import type { HubRunners } from './hub-runners.js';
+import { threePhaseTeams } from './team-builders.js';
 
 /** Everything the gateways of one hub are built from. */
 export interface GatewayDeps {
@@ -97,7 +98,7 @@ function yadonGateway(d: GatewayDeps, s: YadonSetup): Gateway {
     socketDir: s.socketDir,
     workerCount: s.workerCount,
     workDir: s.workDir,
-    managerRunner: runnerOf(yadonManager()),
+    managerTeam: threePhaseTeams(runnerOf(yadonManager()), d.logger),
     workerRunner: (n) => runnerOf(yadonWorker(n)),
   });
 }

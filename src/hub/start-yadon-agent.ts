@@ -4,16 +4,20 @@ import { AgentDirectory } from '../bus/agent-directory.js';
 import type { Logger } from '../core/logger.js';
 import { AgentEndpoint } from '../gateways/yadon/agent-endpoint.js';
 import { AgentSocketServer } from '../gateways/yadon/agent-socket-server.js';
+import type { Bubble } from '../gateways/yadon/bubble-text.js';
 import { writeInstructionFiles } from '../gateways/yadon/instruction-files.js';
 import { createSocketSubtaskDispatcher } from '../gateways/yadon/socket-subtask-dispatcher.js';
-import { TaskQueue, type TaskQueueOptions } from '../gateways/yadon/task-queue.js';
+import { TaskQueue } from '../gateways/yadon/task-queue.js';
 import { probeWorkers } from '../gateways/yadon/worker-probe.js';
-import type { Bubble } from '../teams/three-phase/bubble-text.js';
-import { resultDoc, summarize } from '../teams/three-phase/result-doc.js';
-import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
-import { runWorkerTurn } from '../teams/three-phase/worker-turn.js';
+import {
+  gaveUpResult,
+  yadonManagerExecute,
+  yadonWorkerExecute,
+  type YadonExecute,
+} from '../gateways/yadon/yadon-team.js';
 import { yadonManager, yadonWorker } from './agent-identities.js';
 import { createHubRunners } from './hub-runners.js';
+import { threePhaseTeams } from './team-builders.js';
 import { openHub, type OpenHubOptions } from './hub.js';
 
 /** Options of {@link startYadonAgent}. */
@@ -45,35 +49,23 @@ async function executeOf(
   runner: AgentRunner,
   logger: Logger,
   onBubble: (bubble: Bubble) => void,
-): Promise<TaskQueueOptions['execute']> {
+): Promise<YadonExecute> {
   const files = await writeInstructionFiles(join(dirname(o.socket), 'yadon-instructions'));
-  const { clock, socketDir } = o;
   if (o.role === 'worker') {
-    const turn = { runner, workerNumber: o.number, instructionsFile: files['yadon.md'], onBubble };
-    return (task, signal) => runWorkerTurn(turn, task, signal);
-  }
-  return (task, signal) =>
-    new ThreePhaseTeam({
-      managerRunner: runner,
-      workerCount: o.workerCount,
-      dispatcher: createSocketSubtaskDispatcher({ socketDir, clock }),
-      instructionsFile: files['yadoran.md'],
+    return yadonWorkerExecute({
+      runner,
+      workerNumber: o.number,
+      instructionsFile: files['yadon.md'],
       onBubble,
-      logger,
-    }).runJob(task, signal);
-}
-
-/** The result a task gets once the bus gave up on it (its agent kept crashing). */
-function gaveUp(name: string): TaskQueueOptions['onGaveUp'] {
-  return (task, reason) => {
-    const output = `エージェントが異常終了しました (${reason})`;
-    return resultDoc({
-      id: task.id,
-      from: name,
-      status: 'error',
-      payload: { output, summary: summarize(output) },
     });
-  };
+  }
+  return yadonManagerExecute({
+    team: threePhaseTeams(runner, logger),
+    workerCount: o.workerCount,
+    dispatcher: createSocketSubtaskDispatcher({ socketDir: o.socketDir, clock: o.clock }),
+    instructionsFile: files['yadoran.md'],
+    onBubble,
+  });
 }
 
 /**
@@ -109,7 +101,7 @@ export async function startYadonAgent(o: StartYadonAgentOptions): Promise<YadonA
       agent: name,
       defaultProjectDir: o.workDir,
       execute: await executeOf(o, runner, logger, onBubble),
-      onGaveUp: gaveUp(name),
+      onGaveUp: (task, reason) => gaveUpResult(name, task, reason),
     });
     const endpoint = new AgentEndpoint({
       name,

@@ -1,6 +1,6 @@
 import { lookupAlias } from '../../agents/selection/backend-aliases.js';
 import { CLI_BACKENDS } from '../../agents/cli/cli-backends.js';
-import { coordinatorSystemPrompt } from '../../teams/three-phase/agent-instructions.js';
+import { coordinatorSystemPrompt } from '../../gateways/yadon/agent-instructions.js';
 import { claudePermissionArgs } from '../../agents/claude/claude-backend.js';
 
 /** The multi-LLM rotation of spec yadon.md 4.5. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resultDoc } from '../../teams/three-phase/result-doc.js';
+import { resultDoc } from '../yadon/result-doc.js';
 import { yadonResultEnvelope, yadonTaskOf } from './yadon-task.js';
 
 describe('yadon task mapping', () => {

@@ -1,6 +1,6 @@
 import type { Envelope, EnvelopeInput } from '../../core/envelope.js';
 import { pyJson } from '../../core/python/json-dumps.js';
-import type { ErrorDoc, ResultDoc, TaskInput } from '../../teams/three-phase/result-doc.js';
+import type { ErrorDoc, ResultDoc, TaskInput } from '../yadon/index.js';
 import { originHeaders } from './origin-protocol.js';
 
 /** The type of every reply document a task-running gateway mails back (yadon, N.E.K.O.). */

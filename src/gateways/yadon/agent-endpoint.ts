@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
-import { errorDoc } from '../../teams/three-phase/result-doc.js';
+import { errorDoc } from './result-doc.js';
 import { CONNECTION_ERROR_PREFIX, type AgentRequest } from './agent-request.js';
 import { generateTaskId } from './task-id.js';
 import { cancelledDoc, type TaskQueue } from './task-queue.js';

@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { pyJson } from '../../core/python/json-dumps.js';
-import { errorDoc } from '../../teams/three-phase/result-doc.js';
+import { errorDoc } from './result-doc.js';
 import type { ReplyDoc } from './agent-endpoint.js';
 import { CONNECTION_ERROR_PREFIX, parseAgentRequest, type AgentRequest } from './agent-request.js';
 import { readRequest } from './request-reader.js';

@@ -1,6 +1,6 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AGENT_INSTRUCTIONS, type InstructionFile } from '../../teams/three-phase/agent-instructions.js';
+import { AGENT_INSTRUCTIONS, type InstructionFile } from './agent-instructions.js';
 
 const FILES: readonly InstructionFile[] = ['yadon.md', 'yadoran.md', 'yadoking.md'];
 

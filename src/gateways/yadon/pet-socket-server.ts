@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
-import type { BubbleSink } from '../../teams/three-phase/bubble-text.js';
+import type { BubbleSink } from './bubble-text.js';
 import { MAX_PET_MESSAGE_BYTES, parsePetMessage } from './pet-message.js';
 import { readRequest } from './request-reader.js';
 import { REQUEST_INACTIVITY_MS } from './agent-socket-server.js';

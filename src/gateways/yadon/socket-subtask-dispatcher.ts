@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.js';
 import type { DispatchOutcome, SubtaskDispatcher } from '../../teams/three-phase/phase-dispatch.js';
-import { resultDoc, type TaskInput } from '../../teams/three-phase/result-doc.js';
+import { resultDoc, type CollectedEntry, type TaskInput } from './result-doc.js';
 import { TIMED_OUT_TEXT } from './os-error-text.js';
 import { exchangeWithAgent } from './yadon-client.js';
 import { agentSocketPath, MANAGER_NAME, workerName } from './yadon-paths.js';
@@ -26,12 +26,23 @@ const DEFAULT_DISPATCH_TIMINGS: DispatchTimings = {
 
 const objectSchema = z.record(z.string(), z.unknown());
 
+/** The entry for a planned subtask that is not an object or has no string `instruction` (nothing is sent). */
+export function invalidSubtaskEntry(worker: number): CollectedEntry {
+  return {
+    type: 'result',
+    id: 'unknown',
+    from: workerName(worker),
+    status: 'error',
+    payload: { output: "'instruction'", summary: '実行エラー' },
+  };
+}
+
 function sendFailure(
   subtask: TaskInput,
   worker: number,
   text: string,
   isConnectionFailure = false,
-): DispatchOutcome {
+): DispatchOutcome<CollectedEntry> {
   const entry = resultDoc({
     id: subtask.id,
     from: workerName(worker),
@@ -51,7 +62,7 @@ export function createSocketSubtaskDispatcher(options: {
   readonly socketDir: string;
   readonly clock: Clock;
   readonly timings?: DispatchTimings;
-}): SubtaskDispatcher {
+}): SubtaskDispatcher<CollectedEntry> {
   const { clock } = options;
   const timings = options.timings ?? DEFAULT_DISPATCH_TIMINGS;
 
@@ -60,7 +71,7 @@ export function createSocketSubtaskDispatcher(options: {
     subtask: TaskInput,
     startedAt: number,
     signal: AbortSignal,
-  ): Promise<DispatchOutcome> => {
+  ): Promise<DispatchOutcome<CollectedEntry>> => {
     const path = agentSocketPath(options.socketDir, workerName(worker));
     for (;;) {
       if (clock.now() - startedAt >= timings.giveUpMs) return sendFailure(subtask, worker, TIMED_OUT_TEXT);
@@ -83,7 +94,8 @@ export function createSocketSubtaskDispatcher(options: {
   };
 
   return {
-    async dispatch({ worker, subtask, signal }): Promise<DispatchOutcome> {
+    invalidSubtask: invalidSubtaskEntry,
+    async dispatch({ worker, subtask, signal }): Promise<DispatchOutcome<CollectedEntry>> {
       const startedAt = clock.now();
       const request = {
         type: 'task',

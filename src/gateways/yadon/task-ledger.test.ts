@@ -5,7 +5,7 @@ import type { Bus } from '../../bus/bus.types.js';
 import { createSilentLogger } from '../../core/logger.js';
 import type { MemoryStore } from '../../store/memory/memory-store.js';
 import { TaskRegistry } from '../../tasks/task-registry.js';
-import { resultDoc } from '../../teams/three-phase/result-doc.js';
+import { resultDoc } from './result-doc.js';
 import { TaskLedger, taskRowId } from './task-ledger.js';
 
 const DAY_MS = 24 * 3_600_000;

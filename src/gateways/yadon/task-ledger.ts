@@ -6,7 +6,7 @@ import type { Logger } from '../../core/logger.js';
 import { firstCodePoints, pySplitLines, pyStrip } from '../../core/python/text.js';
 import type { TaskRecord as RegistryRow } from '../../tasks/task-record.js';
 import type { TaskRegistry } from '../../tasks/task-registry.js';
-import type { ErrorDoc, ResultDoc, TaskInput } from '../../teams/three-phase/result-doc.js';
+import type { ErrorDoc, ResultDoc, TaskInput } from './result-doc.js';
 import {
   TaskRecords,
   type StoredTaskInput,

@@ -4,13 +4,7 @@ import { isMusubiError } from '../../core/errors.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
 import type { Delivery } from '../../store/store.js';
-import {
-  errorDoc,
-  type ErrorDoc,
-  type ResultDoc,
-  type TaskInput,
-  type TaskOutcome,
-} from '../../teams/three-phase/result-doc.js';
+import { errorDoc, type ErrorDoc, type ResultDoc, type TaskInput, type TaskOutcome } from './result-doc.js';
 import { yadonResultEnvelope, yadonTaskOf } from '../bridging/index.js';
 import { CONNECTION_ERROR_PREFIX } from './agent-request.js';
 import { AgentPresence, type YadonAgentDirectory } from './agent-presence.js';

@@ -5,10 +5,8 @@ import type { Clock } from '../../core/clock.js';
 import { MusubiError } from '../../core/errors.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
-import type { Bubble } from '../../teams/three-phase/bubble-text.js';
-import { resultDoc, summarize, type TaskInput } from '../../teams/three-phase/result-doc.js';
-import { ThreePhaseTeam } from '../../teams/three-phase/three-phase-team.js';
-import { runWorkerTurn } from '../../teams/three-phase/worker-turn.js';
+import type { ThreePhaseTeamFactory } from '../../teams/three-phase/three-phase-team.js';
+import type { Bubble } from './bubble-text.js';
 import type { Gateway, GatewayAddress } from '../gateway.js';
 import { AgentEndpoint } from './agent-endpoint.js';
 import type { YadonAgentDirectory } from './agent-presence.js';
@@ -21,6 +19,7 @@ import { createSocketSubtaskDispatcher, type DispatchTimings } from './socket-su
 import type { YadonTaskRegistry } from './task-ledger.js';
 import { TaskQueue, type TaskQueueOptions } from './task-queue.js';
 import { probeWorkers } from './worker-probe.js';
+import { gaveUpResult, yadonManagerExecute, yadonWorkerExecute } from './yadon-team.js';
 import { agentSocketPath, MANAGER_NAME, petSocketPath, workerName } from './yadon-paths.js';
 
 /** Timings and limits; every default is the spec's (yadon.md 2.3 and 2.5). Tests shorten them. */
@@ -53,8 +52,8 @@ export interface YadonGatewayOptions {
   readonly workerCount: number;
   /** The default project directory of tasks without `project_dir` (`yadon start`'s work_dir). */
   readonly workDir: string;
-  /** The manager-tier runner (decomposition). */
-  readonly managerRunner: AgentRunner;
+  /** Builds the manager's three-phase team (the hub's, its decomposition turns on the manager-tier runner). */
+  readonly managerTeam: ThreePhaseTeamFactory;
   /** Worker n's runner: its own backend and worker-tier model. */
   readonly workerRunner: (n: number) => AgentRunner;
   /** Where the agent instruction files go; default `<socketDir>/yadon-instructions`. */
@@ -67,18 +66,6 @@ export interface YadonGatewayOptions {
 interface Closable {
   start(): Promise<void>;
   close(): Promise<void>;
-}
-
-function gaveUp(name: string) {
-  return (task: TaskInput, reason: string) => {
-    const output = `エージェントが異常終了しました (${reason})。再試行の上限に達したため中止しました。`;
-    return resultDoc({
-      id: task.id,
-      from: name,
-      status: 'error',
-      payload: { output, summary: summarize(output) },
-    });
-  };
 }
 
 /**
@@ -125,7 +112,7 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
       agent,
       defaultProjectDir: options.workDir,
       execute,
-      onGaveUp: gaveUp(agent),
+      onGaveUp: (task, reason) => gaveUpResult(agent, task, reason),
       ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     });
     queues.push(queue);
@@ -149,8 +136,8 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
     const files = await writeInstructionFiles(
       options.instructionsDir ?? join(socketDir, 'yadon-instructions'),
     );
-    const team = new ThreePhaseTeam({
-      managerRunner: options.managerRunner,
+    const manager = yadonManagerExecute({
+      team: options.managerTeam,
       workerCount,
       dispatcher: createSocketSubtaskDispatcher({
         socketDir,
@@ -159,14 +146,12 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
       }),
       instructionsFile: files['yadoran.md'],
       onBubble: onBubble(MANAGER_NAME),
-      // The team names its own component; the root logger avoids a duplicate `component` key.
-      logger: options.logger,
       ...(timings.decompositionMs !== undefined && { decompositionTimeoutMs: timings.decompositionMs }),
     });
     const endpoints = [
       new AgentEndpoint({
         name: MANAGER_NAME,
-        queue: queueFor(MANAGER_NAME, 'manager', (task, signal) => team.runJob(task, signal)),
+        queue: queueFor(MANAGER_NAME, 'manager', manager),
         workDir: options.workDir,
         clock,
         logger: log,
@@ -180,15 +165,14 @@ export function createYadonGateway(options: YadonGatewayOptions): Gateway {
       }),
     ];
     for (let n = 1; n <= workerCount; n++) {
-      const runner = options.workerRunner(n);
-      const turn = {
-        runner,
+      const worker = yadonWorkerExecute({
+        runner: options.workerRunner(n),
         workerNumber: n,
         instructionsFile: files['yadon.md'],
         onBubble: onBubble(workerName(n)),
         ...(timings.workerLlmMs !== undefined && { timeoutMs: timings.workerLlmMs }),
-      };
-      const queue = queueFor(workerName(n), 'worker', (task, signal) => runWorkerTurn(turn, task, signal));
+      });
+      const queue = queueFor(workerName(n), 'worker', worker);
       endpoints.push(
         new AgentEndpoint({ name: workerName(n), queue, workDir: options.workDir, clock, logger: log }),
       );

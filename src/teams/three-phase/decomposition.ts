@@ -1,29 +1,28 @@
-import type { AgentRunner } from '../../agents/agent-runner.js';
-import { runLlmTurn } from './llm-turn.js';
+import type { AgentTurn } from '../../agents/agent-turn.js';
 import { fallbackPlan, planFromOutput, type JobPlan } from './plan-extraction.js';
 
-/** Default decomposition LLM timeout (spec yadon.md 2.5). */
+/** Default decomposition turn timeout (spec yadon.md 2.5). */
 const DECOMPOSITION_TIMEOUT_MS = 120_000;
 
-/** What the decomposition prompt needs. */
-export interface DecompositionRequest {
+/** What a decomposition prompt needs. */
+export interface PlanRequest {
   readonly instruction: string;
   readonly projectDir: string;
   readonly workerCount: number;
-  /** Absolute path of the manager instructions file `yadoran.md`. */
-  readonly instructionsFile: string;
 }
 
+/** Writes the manager's decomposition prompt; each gateway words its own (yadon's names its roles). */
+export type PlanPrompt = (request: PlanRequest) => string;
+
 /**
- * The manager's decomposition prompt (spec yadon.md 4.3.1; musubi's own text). The task sits between
- * `<task>` and `</task>` and the limit reads `at most <N> subtasks`, which is what the scripted agent's
- * fixed-rule decomposition looks for (docs/agents.md).
+ * The plain decomposition prompt, for teams no wire prescribes. Like every decomposition prompt it puts
+ * the task between `<task>` and `</task>` and says `at most <N> subtasks`, which is what the scripted
+ * agent's fixed-rule decomposition looks for (docs/agents.md).
  */
-export function decompositionPrompt(request: DecompositionRequest): string {
+export const planPrompt: PlanPrompt = (request) => {
   const n = request.workerCount;
   return [
-    `You are the manager ヤドラン (yadoran). Your standing instructions are in ${request.instructionsFile}.`,
-    `Split the task below into phases for your ${n} worker(s) ヤドン (yadon-1 … yadon-${n}).`,
+    `You are the manager of ${n} worker(s). Split the task below into phases for them.`,
     '',
     `Working directory: ${request.projectDir}`,
     '',
@@ -31,6 +30,13 @@ export function decompositionPrompt(request: DecompositionRequest): string {
     request.instruction,
     '</task>',
     '',
+    ...planRules(n),
+  ].join('\n');
+};
+
+/** The answer format and rules every decomposition prompt states (spec yadon.md 4.3.1). */
+export function planRules(n: number): string[] {
+  return [
     'Answer with JSON only, no prose around it, in this schema:',
     '```json',
     '{"phases": [{"name": "implement", "subtasks": [{"instruction": "<complete instruction for one worker>"}]}, {"name": "docs", "subtasks": [{"instruction": "..."}]}, {"name": "review", "subtasks": [{"instruction": "..."}]}], "strategy": "<one line>"}',
@@ -43,23 +49,24 @@ export function decompositionPrompt(request: DecompositionRequest): string {
     "- Every subtask carries all the information it needs; workers do not see each other's subtasks.",
     '- The docs phase updates the project documents related to the change (README, agent instruction files).',
     '- The review phase checks the implementation and the documents for quality and consistency and reports problems.',
-  ].join('\n');
+  ];
 }
 
 /**
- * Runs the manager-tier decomposition turn (exit code ignored) and extracts the plan; the turn failing
+ * Runs the manager's decomposition turn (exit code ignored) and extracts the plan; the turn failing
  * (spawn failure, timeout, crash) or unusable output gives the single-subtask fallback. Resolves
  * `canceled` only when `signal` aborted. Never rejects.
  */
 export async function decompose(options: {
-  readonly runner: AgentRunner;
-  readonly request: DecompositionRequest;
+  readonly turn: AgentTurn;
+  readonly prompt: string;
+  readonly request: PlanRequest;
   readonly timeoutMs?: number;
   readonly signal: AbortSignal;
 }): Promise<JobPlan | 'canceled'> {
   const { request } = options;
-  const turn = await runLlmTurn(options.runner, {
-    prompt: decompositionPrompt(request),
+  const turn = await options.turn({
+    prompt: options.prompt,
     cwd: request.projectDir,
     timeoutMs: options.timeoutMs ?? DECOMPOSITION_TIMEOUT_MS,
     signal: options.signal,

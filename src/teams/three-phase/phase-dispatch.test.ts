@@ -1,17 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchPhase, type DispatchOutcome, type SubtaskDispatcher } from './phase-dispatch.js';
-import type { TaskInput } from './result-doc.js';
+import { invalidSubtaskEntry } from '../../gateways/yadon/socket-subtask-dispatcher.js';
+import {
+  dispatchPhase,
+  type DispatchOutcome,
+  type Subtask,
+  type SubtaskDispatcher,
+} from './phase-dispatch.js';
+
+type Entry = Readonly<Record<string, unknown>>;
 
 interface Call {
   readonly worker: number;
-  readonly subtask: TaskInput;
+  readonly subtask: Subtask;
+}
+
+async function collected(phase: Promise<Entry[] | 'canceled'>): Promise<Entry[]> {
+  const entries = await phase;
+  if (entries === 'canceled') throw new Error('phase canceled');
+  return entries;
 }
 
 /** A dispatcher whose answers the test releases by hand, recording the order of calls. */
 function manualDispatcher(unreachable: ReadonlySet<number> = new Set()) {
   const calls: Call[] = [];
-  const pending = new Map<string, (o: DispatchOutcome) => void>();
-  const dispatcher: SubtaskDispatcher = {
+  const pending = new Map<string, (o: DispatchOutcome<Entry>) => void>();
+  const dispatcher: SubtaskDispatcher<Entry> = {
+    invalidSubtask: invalidSubtaskEntry,
     dispatch: ({ worker, subtask }) => {
       calls.push({ worker, subtask });
       if (unreachable.has(worker)) {
@@ -72,21 +86,23 @@ describe('phase dispatch', () => {
       m.finish(id, worker);
       await flush();
     }
-    const entries = await done;
+    const entries = await collected(done);
     expect(entries.map((e) => e['id'])).toEqual([1, 2, 3, 4, 5, 6].map((j) => `job-implement-sub${j}`));
     expect(m.calls[4]?.subtask).toEqual({ id: 'job-implement-sub5', instruction: 's5', projectDir: '/p' });
   });
 
   it('gives an unreachable worker no more subtasks and sends leftovers round-robin when none is left', async () => {
     const m = manualDispatcher(new Set([1, 2]));
-    const entries = await dispatchPhase({
-      dispatcher: m.dispatcher,
-      jobId: 'j',
-      phase: { name: 'p', subtasks: subtasks(4) },
-      workerCount: 2,
-      projectDir: '/p',
-      signal: new AbortController().signal,
-    });
+    const entries = await collected(
+      dispatchPhase({
+        dispatcher: m.dispatcher,
+        jobId: 'j',
+        phase: { name: 'p', subtasks: subtasks(4) },
+        workerCount: 2,
+        projectDir: '/p',
+        signal: new AbortController().signal,
+      }),
+    );
     expect(m.calls.map((c) => [c.worker, c.subtask.id])).toEqual([
       [1, 'j-p-sub1'],
       [2, 'j-p-sub2'],
@@ -98,14 +114,16 @@ describe('phase dispatch', () => {
 
   it("reports a subtask without a string instruction as id unknown, output 'instruction', and sends nothing", async () => {
     const m = manualDispatcher();
-    const entries = await dispatchPhase({
-      dispatcher: m.dispatcher,
-      jobId: 'j',
-      phase: { name: 'p', subtasks: ['x', { instruction: 5 }] },
-      workerCount: 4,
-      projectDir: '/p',
-      signal: new AbortController().signal,
-    });
+    const entries = await collected(
+      dispatchPhase({
+        dispatcher: m.dispatcher,
+        jobId: 'j',
+        phase: { name: 'p', subtasks: ['x', { instruction: 5 }] },
+        workerCount: 4,
+        projectDir: '/p',
+        signal: new AbortController().signal,
+      }),
+    );
     expect(m.calls).toEqual([]);
     expect(entries).toEqual([
       {

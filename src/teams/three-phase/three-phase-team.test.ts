@@ -1,127 +1,111 @@
 import { describe, expect, it } from 'vitest';
+import { runnerTurn, type AgentTurn } from '../../agents/agent-turn.js';
 import { createSilentLogger } from '../../core/logger.js';
 import { FakeAgentRunner } from '../../../test/fakes/fake-agent-runner.js';
-import type { Bubble } from './bubble-text.js';
-import { decompositionPrompt } from './decomposition.js';
 import type { SubtaskDispatcher } from './phase-dispatch.js';
 import { ThreePhaseTeam } from './three-phase-team.js';
 
-const job = { id: 'job-1', instruction: 'ログ機能を追加', projectDir: '/proj' };
+const job = { id: 'j', instruction: 'add logging', projectDir: '/proj' };
 
-function team(runner: FakeAgentRunner, workerCount = 2) {
-  const bubbles: Bubble[] = [];
-  const sent: string[] = [];
-  const dispatcher: SubtaskDispatcher = {
-    dispatch: ({ worker, subtask }) => {
-      sent.push(`${worker}:${subtask.id}:${subtask.instruction}`);
-      return Promise.resolve({
-        entry: {
-          type: 'result',
-          id: subtask.id,
-          from: `yadon-${worker}`,
-          status: 'success',
-          payload: { output: 'o', summary: 's' },
-        },
-        isConnectionFailure: false,
-      });
-    },
+/** A team whose workers answer `<worker>:<instruction>` and whose observer records every call. */
+function team(manager: AgentTurn, workerCount = 2) {
+  const seen: string[] = [];
+  const dispatcher: SubtaskDispatcher<string> = {
+    invalidSubtask: (worker) => `${worker}:invalid`,
+    dispatch: ({ worker, subtask }) =>
+      Promise.resolve({ entry: `${worker}:${subtask.instruction}`, isConnectionFailure: false }),
   };
   const t = new ThreePhaseTeam({
-    managerRunner: runner,
+    manager,
     workerCount,
     dispatcher,
-    instructionsFile: '/i/yadoran.md',
-    onBubble: (b) => bubbles.push(b),
     logger: createSilentLogger(),
+    observer: {
+      jobStarted: (j) => seen.push(`job ${j.id}`),
+      planned: (_j, plan) => seen.push(`plan ${plan.phases.map((p) => p.name).join(',')}`),
+      phaseStarted: (_j, p) => seen.push(`start ${p.name} ${p.index + 1}/${p.phaseCount} ${p.workers}`),
+      phaseFinished: (_j, p) => seen.push(`done ${p.name} ${p.entries.join(' ')}`),
+    },
   });
-  return { run: () => t.runJob(job, new AbortController().signal), bubbles, sent };
+  return { t, seen };
 }
 
-describe('three-phase team', () => {
-  it('states the rules of spec 4.3.1 in the decomposition prompt with N substituted', () => {
-    const prompt = decompositionPrompt({
-      instruction: 'do it',
-      projectDir: '/p',
-      workerCount: 3,
-      instructionsFile: '/i/yadoran.md',
-    });
-    for (const text of [
-      'ヤドラン',
-      '/i/yadoran.md',
-      '<task>\ndo it\n</task>',
-      'Working directory: /p',
-      '```json',
-      '"phases"',
-      'Every answer contains the three phases implement, docs, review.',
-      'At most 3 subtasks per phase; the subtasks of a phase run in parallel.',
-      'Phases run one after another',
-      "Every subtask carries all the information it needs; workers do not see each other's subtasks.",
-      'The docs phase updates the project documents related to the change (README, agent instruction files).',
-      'The review phase checks the implementation and the documents for quality and consistency and reports problems.',
-    ]) {
-      expect(prompt).toContain(text);
-    }
-  });
-
-  it('runs the phases in order with the bubbles of spec 3.8', async () => {
+describe('three-phase team (wire-free)', () => {
+  it('asks with the plain prompt, runs the phases in order and hands back every entry', async () => {
     const plan = {
       phases: [
-        { name: 'implement', subtasks: [{ instruction: 'a' }, { instruction: 'b' }, { instruction: 'c' }] },
-        { name: 'docs', subtasks: [{ instruction: 'd' }] },
+        { name: 'implement', subtasks: [{ instruction: 'a' }, { instruction: 'b' }, 'x'] },
         { name: 'review', subtasks: [{ instruction: 'r' }] },
       ],
     };
-    const runner = new FakeAgentRunner(() => ({ text: JSON.stringify(plan), exitCode: 7 }));
-    const t = team(runner);
-    const outcome = await t.run();
-    expect(runner.inputs[0]?.timeoutMs).toBe(120_000);
-    expect(runner.inputs[0]?.cwd).toBe('/proj');
-    expect(t.sent).toEqual([
-      '1:job-1-implement-sub1:a',
-      '2:job-1-implement-sub2:b',
-      '1:job-1-implement-sub3:c',
-      '1:job-1-docs-sub1:d',
-      '1:job-1-review-sub1:r',
-    ]);
-    expect(outcome).toMatchObject({ kind: 'done', doc: { id: 'job-1', from: 'yadoran', status: 'success' } });
-    expect(t.bubbles).toEqual([
-      {
-        pet: 'yadoran',
-        text: 'ヤドキングが言ってる「ログ機能を追加」',
-        bubbleType: 'claude',
-        durationMs: 5000,
-      },
-      { pet: 'yadoran', text: '実装するヤドン2体に依頼', bubbleType: 'claude', durationMs: 3000 },
-      { pet: 'yadoran', text: 'ドキュメント更新するヤドン1体に依頼', bubbleType: 'claude', durationMs: 3000 },
-      { pet: 'yadoran', text: 'レビューするヤドン1体に依頼', bubbleType: 'claude', durationMs: 3000 },
-      {
-        pet: 'yadoran',
-        text: 'みんなできた「[yadon-1] success: s\n[yadon-2] success: s\n[yadon-1] success:...」',
-        bubbleType: 'claude',
-        durationMs: 5000,
-      },
-    ]);
-  });
-
-  it('falls back to one subtask on worker 1 when the decomposition turn fails or times out', async () => {
-    for (const runner of [
-      new FakeAgentRunner(() => {
-        throw new Error('spawn failed');
-      }),
-      new FakeAgentRunner(() => ({ timedOut: true, isError: true, exitCode: null })),
-    ]) {
-      const t = team(runner);
-      await t.run();
-      expect(t.sent).toEqual(['1:job-1-implement-sub1:ログ機能を追加']);
-    }
-  });
-
-  it('reports success with empty summary and output when the plan has no subtasks', async () => {
-    const t = team(new FakeAgentRunner(() => ({ text: '{"phases": [{"name": "implement"}]}' })));
-    expect(await t.run()).toMatchObject({
+    const runner = new FakeAgentRunner(() => ({ text: JSON.stringify(plan) }));
+    const { t, seen } = team(runnerTurn(runner));
+    const outcome = await t.runJob(job, new AbortController().signal);
+    const prompt = runner.inputs[0]?.prompt ?? '';
+    expect(prompt).toContain('<task>\nadd logging\n</task>');
+    expect(prompt).toContain('At most 2 subtasks per phase');
+    expect(prompt).not.toMatch(/[ぁ-んァ-ン]/u);
+    expect(outcome).toEqual({
       kind: 'done',
-      doc: { status: 'success', payload: { summary: '', output: '' } },
+      plan,
+      phases: [
+        { name: 'implement', entries: ['1:a', '2:b', '1:invalid'] },
+        { name: 'review', entries: ['1:r'] },
+      ],
     });
-    expect(t.bubbles[1]?.text).toBe('実装するヤドン0体に依頼');
+    expect(seen).toEqual([
+      'job j',
+      'plan implement,review',
+      'start implement 1/2 2',
+      'done implement 1:a 2:b 1:invalid',
+      'start review 2/2 1',
+      'done review 1:r',
+    ]);
+  });
+
+  it('takes the caller’s prompt wording and falls back to one subtask when the turn fails', async () => {
+    const prompts: string[] = [];
+    const { t } = team((request) => {
+      prompts.push(request.prompt);
+      return Promise.resolve({ kind: 'finished', output: 'timed out', exitCode: 1, hasFailed: true });
+    });
+    const worded = new ThreePhaseTeam({
+      manager: (request) => (prompts.push(request.prompt), Promise.resolve({ kind: 'crashed', reason: 'x' })),
+      workerCount: 1,
+      dispatcher: {
+        invalidSubtask: () => '',
+        dispatch: () => Promise.resolve({ entry: 'ok', isConnectionFailure: false }),
+      },
+      planPrompt: (r) => `PLAN ${r.instruction} for ${r.workerCount}`,
+      logger: createSilentLogger(),
+    });
+    const fallback = await t.runJob(job, new AbortController().signal);
+    expect(fallback).toMatchObject({
+      kind: 'done',
+      plan: { fallbackReason: 'timed out' },
+      phases: [{ name: 'implement', entries: ['1:add logging'] }],
+    });
+    expect(await worded.runJob(job, new AbortController().signal)).toMatchObject({ kind: 'done' });
+    expect(prompts[1]).toBe('PLAN add logging for 1');
+  });
+
+  it('resolves canceled when the signal aborts during a phase', async () => {
+    const ac = new AbortController();
+    const t = new ThreePhaseTeam<string>({
+      manager: () =>
+        Promise.resolve({
+          kind: 'finished',
+          output: '{"phases":[{"name":"implement","subtasks":[{"instruction":"a"},{"instruction":"b"}]}]}',
+          exitCode: 0,
+          hasFailed: false,
+        }),
+      workerCount: 1,
+      dispatcher: {
+        invalidSubtask: () => '',
+        dispatch: () => (ac.abort(), Promise.resolve({ entry: 'a', isConnectionFailure: false })),
+      },
+      logger: createSilentLogger(),
+    });
+    expect(await t.runJob(job, ac.signal)).toEqual({ kind: 'canceled' });
   });
 });

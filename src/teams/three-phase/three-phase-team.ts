@@ -1,62 +1,101 @@
-import type { AgentRunner } from '../../agents/agent-runner.js';
+import type { AgentTurn } from '../../agents/agent-turn.js';
 import type { Logger } from '../../core/logger.js';
-import { aggregateResults } from './aggregate-results.js';
-import {
-  AGENT_BUBBLE_MS,
-  AGENT_BUBBLE_TYPE,
-  bubbleTexts,
-  PHASE_BUBBLE_MS,
-  phaseBubbleText,
-  type BubbleSink,
-} from './bubble-text.js';
-import { decompose } from './decomposition.js';
+import { decompose, planPrompt, type PlanPrompt } from './decomposition.js';
 import { dispatchPhase, type SubtaskDispatcher } from './phase-dispatch.js';
-import type { CollectedEntry, TaskInput, TaskOutcome } from './result-doc.js';
+import type { JobPlan } from './plan-extraction.js';
 
-/** Collaborators of {@link ThreePhaseTeam}. */
-export interface ThreePhaseTeamOptions {
-  /** The manager-tier runner used for decomposition. */
-  readonly managerRunner: AgentRunner;
-  readonly workerCount: number;
-  readonly dispatcher: SubtaskDispatcher;
-  /** Absolute path of the manager instructions file `yadoran.md`. */
-  readonly instructionsFile: string;
-  readonly onBubble: BubbleSink;
-  readonly logger: Logger;
-  /** Decomposition LLM timeout; default 120 s. */
-  readonly decompositionTimeoutMs?: number;
+/** A job as the team gets it. */
+export interface ThreePhaseJob {
+  readonly id: string;
+  readonly instruction: string;
+  /** Absolute working directory of the job. */
+  readonly projectDir: string;
+}
+
+/** One phase as it starts: its name, its position in the plan, how many subtasks and workers it uses. */
+export interface PhaseStart {
+  readonly name: string;
+  /** 0-based position in the plan. */
+  readonly index: number;
+  readonly phaseCount: number;
+  readonly subtaskCount: number;
+  /** min(subtasks, workers): how many workers the phase starts at once. */
+  readonly workers: number;
+}
+
+/** The entries one phase collected, in subtask order. */
+export interface PhaseResult<R> {
+  readonly name: string;
+  readonly entries: readonly R[];
 }
 
 /**
- * The three-phase pattern (yadon-agents): a manager decomposes a job with its LLM into phases
- * (implement → docs → review), runs the phases in order and each phase's subtasks in parallel on N
- * workers through a {@link SubtaskDispatcher}, then aggregates. Gateway-agnostic: it never sees a socket.
+ * What the team reports while it works; every callback is optional and must not throw. The yadon
+ * gateway turns them into pet bubbles, `musubi run` into progress and bus events.
  */
-export class ThreePhaseTeam {
-  readonly #options: ThreePhaseTeamOptions;
+export interface ThreePhaseObserver<R> {
+  jobStarted?(job: ThreePhaseJob): void;
+  planned?(job: ThreePhaseJob, plan: JobPlan): void;
+  phaseStarted?(job: ThreePhaseJob, phase: PhaseStart): void;
+  phaseFinished?(job: ThreePhaseJob, phase: PhaseResult<R>): void;
+}
+
+/** Collaborators of {@link ThreePhaseTeam}; `R` is what the dispatcher collects per subtask. */
+export interface ThreePhaseTeamOptions<R> {
+  /** The manager's agent turn, used for decomposition. */
+  readonly manager: AgentTurn;
+  readonly workerCount: number;
+  readonly dispatcher: SubtaskDispatcher<R>;
+  /** The decomposition prompt; default {@link planPrompt}. */
+  readonly planPrompt?: PlanPrompt;
+  readonly observer?: ThreePhaseObserver<R>;
+  readonly logger: Logger;
+  /** Decomposition turn timeout; default 120 s. */
+  readonly decompositionTimeoutMs?: number;
+}
+
+/** What the wire side of a three-phase team supplies: everything but the manager's turn and the logger. */
+export type ThreePhaseWiring<R> = Omit<ThreePhaseTeamOptions<R>, 'manager' | 'logger'>;
+
+/**
+ * Builds a three-phase team from its wiring. The hub makes one from config (the manager's runner from
+ * its one runner factory) and hands it to whichever gateway, or command, drives the team.
+ */
+export type ThreePhaseTeamFactory = <R>(wiring: ThreePhaseWiring<R>) => ThreePhaseTeam<R>;
+
+/** How a job ended: every phase's entries with the plan they came from, or cancelled. */
+export type ThreePhaseOutcome<R> =
+  | { readonly kind: 'done'; readonly plan: JobPlan; readonly phases: readonly PhaseResult<R>[] }
+  | { readonly kind: 'canceled' };
+
+/**
+ * The three-phase pattern (from yadon-agents): a manager decomposes a job with one agent turn into
+ * phases (implement → docs → review), the team runs the phases in order and each phase's subtasks in
+ * parallel on N workers through a {@link SubtaskDispatcher}, and hands back every entry. Free of any
+ * wire: the prompt wording, what a subtask's entry is and how the entries are reported are the
+ * caller's (the yadon gateway aggregates them into its result document; `musubi run` merges worktrees).
+ */
+export class ThreePhaseTeam<R> {
+  readonly #options: ThreePhaseTeamOptions<R>;
   readonly #log: Logger;
 
-  constructor(options: ThreePhaseTeamOptions) {
+  constructor(options: ThreePhaseTeamOptions<R>) {
     this.#options = options;
     this.#log = options.logger.child({ component: 'team.three-phase' });
   }
 
   /**
-   * Runs one job to its aggregated `result` (spec yadon.md 4.3): bubbles for the job, each phase and the
-   * end; a failing phase never stops later ones. Resolves `canceled` only when `signal` aborts.
-   * Never rejects.
+   * Runs one job: decomposition, then each phase; a failing phase never stops later ones. Resolves
+   * `canceled` only when `signal` aborts. Never rejects (unless an observer throws).
    */
-  async runJob(job: TaskInput, signal: AbortSignal): Promise<TaskOutcome> {
-    const { workerCount } = this.#options;
-    this.#bubble(bubbleTexts.jobReceived(job.instruction), AGENT_BUBBLE_MS);
+  async runJob(job: ThreePhaseJob, signal: AbortSignal): Promise<ThreePhaseOutcome<R>> {
+    const { workerCount, observer } = this.#options;
+    observer?.jobStarted?.(job);
+    const request = { instruction: job.instruction, projectDir: job.projectDir, workerCount };
     const plan = await decompose({
-      runner: this.#options.managerRunner,
-      request: {
-        instruction: job.instruction,
-        projectDir: job.projectDir,
-        workerCount,
-        instructionsFile: this.#options.instructionsFile,
-      },
+      turn: this.#options.manager,
+      prompt: (this.#options.planPrompt ?? planPrompt)(request),
+      request,
       signal,
       ...(this.#options.decompositionTimeoutMs !== undefined && {
         timeoutMs: this.#options.decompositionTimeoutMs,
@@ -72,14 +111,18 @@ export class ThreePhaseTeam {
       },
       plan.fallbackReason === undefined ? 'job decomposed' : 'decomposition fell back to one subtask',
     );
-    const entries: CollectedEntry[] = [];
-    for (const phase of plan.phases) {
+    observer?.planned?.(job, plan);
+    const phases: PhaseResult<R>[] = [];
+    for (const [index, phase] of plan.phases.entries()) {
       if (signal.aborted) return { kind: 'canceled' };
-      this.#bubble(
-        phaseBubbleText(phase.name, Math.min(phase.subtasks.length, workerCount)),
-        PHASE_BUBBLE_MS,
-      );
-      const collected = await dispatchPhase({
+      observer?.phaseStarted?.(job, {
+        name: phase.name,
+        index,
+        phaseCount: plan.phases.length,
+        subtaskCount: phase.subtasks.length,
+        workers: Math.min(phase.subtasks.length, workerCount),
+      });
+      const entries = await dispatchPhase({
         dispatcher: this.#options.dispatcher,
         jobId: job.id,
         phase,
@@ -87,15 +130,12 @@ export class ThreePhaseTeam {
         projectDir: job.projectDir,
         signal,
       });
-      entries.push(...collected);
+      if (entries === 'canceled') return { kind: 'canceled' };
+      const result = { name: phase.name, entries };
+      phases.push(result);
+      observer?.phaseFinished?.(job, result);
     }
     if (signal.aborted) return { kind: 'canceled' };
-    const doc = aggregateResults(job.id, entries);
-    this.#bubble(bubbleTexts.jobDone(doc.payload.summary, doc.status === 'success'), AGENT_BUBBLE_MS);
-    return { kind: 'done', doc };
-  }
-
-  #bubble(text: string, durationMs: number): void {
-    this.#options.onBubble({ pet: 'yadoran', text, bubbleType: AGENT_BUBBLE_TYPE, durationMs });
+    return { kind: 'done', plan, phases };
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MusubiError } from '../../core/errors.js';
 import { FakeAgentRunner } from '../../../test/fakes/fake-agent-runner.js';
 import type { Bubble } from './bubble-text.js';
-import { runWorkerTurn, workerPrompt } from './worker-turn.js';
+import { runWorkerTurn, workerPrompt } from './yadon-team.js';
 
 const task = {
   id: 't-implement-sub1',
