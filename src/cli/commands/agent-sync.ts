@@ -2,25 +2,13 @@ import { Argument, Option, type Command } from 'commander';
 import { registerAgentSyncClientCommands } from '../agent-sync/client-subcommands.js';
 import { parsePyFloat, parsePyInt } from '../agent-sync/option-parsers.js';
 import type { CliContext } from '../cli-context.js';
+import { untilStopSignal } from '../stop-signals.js';
 
 interface ServeFlags {
   readonly host?: string;
   readonly port?: number;
   readonly fresh?: boolean;
   readonly staleAfter?: number;
-}
-
-/** Resolves on SIGINT or SIGTERM (and removes its handlers). */
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
 
 async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
@@ -57,7 +45,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
         `agent-sync listening on ${address.host}:${address.port} (agents: ${setup.agents.join(', ')})\n`,
       );
     }
-    await untilSignal();
+    await untilStopSignal();
   } finally {
     await hub.close();
   }
@@ -84,7 +72,7 @@ async function hook(ctx: CliContext, kind: string, format: string): Promise<void
 
 function abortOnSignal(): AbortController {
   const controller = new AbortController();
-  void untilSignal().then(() => controller.abort());
+  void untilStopSignal().then(() => controller.abort());
   return controller;
 }
 

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import type { StoredEvent } from '../../core/events.js';
-import { MusubiError } from '../../core/errors.js';
 import type { CliContext } from '../cli-context.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
 import { writeJson } from '../output.js';
+import { stopSignals } from '../stop-signals.js';
 
 function formatEvent(event: StoredEvent): string {
   const { cursor, at, type, ...rest } = event;
@@ -113,15 +113,11 @@ function registerEvents(bus: Command, ctx: CliContext): void {
         for (const e of await opened.bus.readEvents({ after, limit: flags.limit })) print(e);
         return;
       }
-      const controller = new AbortController();
-      const stop = (): void => controller.abort(new MusubiError('ABORTED', 'interrupted'));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      const stop = stopSignals();
       try {
-        for await (const e of opened.bus.events({ after, signal: controller.signal })) print(e);
+        for await (const e of opened.bus.events({ after, signal: stop.signal })) print(e);
       } finally {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
+        stop.dispose();
       }
     });
 }

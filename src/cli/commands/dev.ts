@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { MusubiError } from '../../core/errors.js';
 import type { CliContext } from '../cli-context.js';
+import { untilStopSignal } from '../stop-signals.js';
 
 interface EndpointFlags {
   readonly port?: string;
@@ -68,15 +69,7 @@ async function serveEndpoint(ctx: CliContext, flags: EndpointFlags): Promise<voi
   );
   const configRoot = flags.configDir ?? resolve('.musubi', 'model-endpoint');
   for (const cli of wires) await printWiring(ctx, cli as Cli, url, configRoot);
-  await new Promise<void>((done) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopSignal();
   await endpoint.close();
 }
 

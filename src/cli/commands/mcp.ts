@@ -7,6 +7,7 @@ import { assertMailboxName } from '../../core/names.js';
 import type { CliContext } from '../cli-context.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
 import { version } from '../version.js';
+import { stopSignals } from '../stop-signals.js';
 
 interface McpFlags {
   readonly agent: string;
@@ -48,15 +49,13 @@ async function serve(ctx: CliContext, flags: McpFlags): Promise<void> {
     ...(flags.lease === undefined ? {} : { leaseMs: flags.lease }),
   });
   const { server } = mcp;
-  const stop = (): void => void server.close().catch(() => undefined);
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const signals = stopSignals();
+  void signals.stopped.then(() => server.close()).catch(() => undefined);
   try {
     await server.start();
     await server.ended;
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    signals.dispose();
   }
 }
 

@@ -2,23 +2,12 @@ import type { Command } from 'commander';
 import type { Config } from '../../core/config.schema.js';
 import type { CliContext } from '../cli-context.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
+import { untilStopSignal } from '../stop-signals.js';
 
 function withHttpPort(config: Config, port: number | undefined): Config {
   if (port === undefined) return config;
   const http = config.gateways.http ?? { enabled: true, host: '127.0.0.1', port };
   return { ...config, gateways: { ...config.gateways, http: { ...http, enabled: true, port } } };
-}
-
-function waitForStopSignal(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
 
 /** Registers `musubi up`: start the hub (store, bus, enabled gateways, dashboard) until SIGINT or SIGTERM. */
@@ -62,7 +51,7 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
         ctx.stdout.write(`  ${g.name}: ${shown}\n`);
         if ('url' in g && typeof g.url === 'function') ctx.stdout.write(`  dashboard: ${String(g.url())}\n`);
       }
-      await waitForStopSignal();
+      await untilStopSignal();
       ctx.stdout.write('musubi hub stopping\n');
       await hub.close();
     });

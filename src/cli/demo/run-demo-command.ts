@@ -11,6 +11,7 @@ import type { CliContext } from '../cli-context.js';
 import { formatReady, formatSummary } from './demo-text.js';
 import { createProgressView } from './progress-view.js';
 import { claudeRootNotice } from '../../agents/claude/claude-backend.js';
+import { stopSignals } from '../stop-signals.js';
 
 /** Flags of `musubi demo`. */
 export interface DemoFlags {
@@ -18,24 +19,6 @@ export interface DemoFlags {
   readonly keep?: boolean;
   readonly state: string;
   readonly port: number;
-}
-
-/** Resolves on the first SIGINT or SIGTERM; `dispose` removes the handlers. */
-function stopSignals(): { readonly stopped: Promise<string>; dispose(): void } {
-  let dispose = (): void => undefined;
-  const stopped = new Promise<string>((resolve) => {
-    const onSignal = (signal: string): void => {
-      dispose();
-      resolve(signal);
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    dispose = () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    };
-  });
-  return { stopped, dispose };
 }
 
 function isTty(out: NodeJS.WritableStream): { isTty: boolean; columns: number } {

@@ -4,18 +4,7 @@ import { createIdGenerator } from '../../core/ids.js';
 import { nekoSetup } from '../../hub/gateway-setups.js';
 import { startConfiguredHub } from '../../hub/start-configured-hub.js';
 import type { CliContext } from '../cli-context.js';
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-}
+import { untilStopSignal } from '../stop-signals.js';
 
 /**
  * `musubi neko serve`: the hub with the N.E.K.O. gateway alone over the configured store, until
@@ -58,7 +47,7 @@ export async function serveCommand(
     ctx.stdout.write(
       `N.E.K.O. agent server up: ${http}; ZeroMQ 127.0.0.1:${sessionPub} (SUB), :${analyzePush} (PULL), :${agentPush} (PUSH). Ctrl-C stops.\n`,
     );
-    await untilSignal();
+    await untilStopSignal();
     ctx.stdout.write('N.E.K.O. agent server stopping\n');
   } finally {
     await hub.close();

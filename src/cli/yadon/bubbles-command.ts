@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CliContext } from '../cli-context.js';
+import { stopSignals } from '../stop-signals.js';
 
 const bubbleSchema = z.object({
   agent: z.string(),
@@ -38,10 +39,7 @@ export async function bubblesCommand(
       after = page.at(-1)?.cursor ?? after;
     }
   }
-  const stop = new AbortController();
-  const onSignal = (): void => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stop = stopSignals();
   try {
     for await (const event of bus.events({ after, signal: stop.signal })) {
       if (event.type !== 'agent.bubble' || !('data' in event)) continue;
@@ -53,7 +51,6 @@ export async function bubblesCommand(
       );
     }
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
   }
 }

@@ -15,6 +15,7 @@ import { readHostInfo } from './host-files.js';
 import { startHostDaemon, stopHost, waitForSockets, type DaemonStart } from './host-process.js';
 import { refusalLines } from './run-host.js';
 import { redLine, RESET, YELLOW } from './yadon-output.js';
+import { stopSignals, untilStopSignal } from '../stop-signals.js';
 
 /** `yadon start` waits this long for the agent sockets (spec yadon.md 2.5). */
 const SOCKET_WAIT_MS = 15_000;
@@ -121,36 +122,18 @@ export async function startCommand(
   return exitCode;
 }
 
-/** Resolves once SIGINT or SIGTERM arrives, calling `onSignal` first. */
-function untilSignal(onSignal: () => void = () => undefined): { done: Promise<void>; cancel(): void } {
-  let cancel = (): void => undefined;
-  const done = new Promise<void>((resolve) => {
-    const handler = (): void => {
-      cancel();
-      onSignal();
-      resolve();
-    };
-    cancel = () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-    };
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-  });
-  return { done, cancel };
-}
-
 /** Runs the coordinator in the foreground (or waits for SIGINT when there is none). */
 async function runCoordinator(ctx: CliContext, workDir: string): Promise<number> {
   const launch = coordinatorLaunch(ctx.env, workDir);
   if (launch === null) {
     ctx.stdout.write('コーディネーターなし (scripted): Ctrl-C で停止します\n');
-    await untilSignal().done;
+    await untilStopSignal();
     return 0;
   }
   const child = spawn(launch.command, [...launch.args], { cwd: workDir, env: launch.env, stdio: 'inherit' });
   let isInterrupted = false;
-  const signal = untilSignal(() => {
+  const signals = stopSignals();
+  void signals.stopped.then(() => {
     isInterrupted = true;
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
@@ -165,7 +148,7 @@ async function runCoordinator(ctx: CliContext, workDir: string): Promise<number>
       child.once('exit', (code) => resolveCode(isInterrupted ? 0 : (code ?? 1)));
     });
   } finally {
-    signal.cancel();
+    signals.dispose();
   }
 }
 

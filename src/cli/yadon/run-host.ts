@@ -12,6 +12,7 @@ import { planRunner } from '../../hub/runner-plan.js';
 import { startConfiguredHub } from '../../hub/start-configured-hub.js';
 import type { CliContext } from '../cli-context.js';
 import { removeHostFiles, writeHostFiles } from './host-files.js';
+import { untilStopSignal } from '../stop-signals.js';
 
 /** What a host tells the process that started it (over IPC when it is a daemon). */
 export type HostReport =
@@ -63,18 +64,6 @@ function missingCliWarnings(plans: readonly AgentPlan[], installed: ReadonlySet<
   return [...missing].map(
     ([command, agents]) => `agent CLI '${command}' not found on PATH (${agents.join(', ')})`,
   );
-}
-
-function waitForStopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
 
 /**
@@ -148,7 +137,7 @@ export async function runYadonHost(options: {
   });
   logger.info({ socketDir, workDir, agents: plans }, 'yadon host ready');
   options.report({ kind: 'ready', pid: process.pid, warnings });
-  await waitForStopSignal();
+  await untilStopSignal();
   await hub.close().catch((err: unknown) => logger.error({ err }, 'yadon host shutdown had failures'));
   await removeHostFiles(socketDir, process.pid);
   return 0;

@@ -6,6 +6,7 @@ import { resolveSocketDir, resolveWorkerCount } from '../../gateways/yadon/yadon
 import { startYadonAgent } from '../../hub/start-yadon-agent.js';
 import type { CliContext } from '../cli-context.js';
 import { refusalLines } from './run-host.js';
+import { untilStopSignal } from '../stop-signals.js';
 
 /** Options of `musubi yadon serve-agent`. */
 export interface ServeAgentOptions {
@@ -49,15 +50,7 @@ export async function serveAgentCommand(ctx: CliContext, options: ServeAgentOpti
     return 1;
   }
   ctx.stdout.write(`${agent.name} listening on ${options.socket} (${agent.backend})\n`);
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopSignal();
   await agent.close();
   return 0;
 }
