@@ -1,4 +1,4 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { pyJson } from '../../core/python/json-dumps.js';
@@ -6,7 +6,7 @@ import { errorDoc } from './result-doc.js';
 import type { ReplyDoc } from './agent-endpoint.js';
 import { CONNECTION_ERROR_PREFIX, parseAgentRequest, type AgentRequest } from './agent-request.js';
 import { readRequest } from './request-reader.js';
-import { listenUnixSocket, type UnixSocketListener } from './unix-socket-listener.js';
+import { UnixSocketServer } from './unix-socket-listener.js';
 
 /** Largest request accepted (spec yadon.md 2.3). */
 const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
@@ -36,50 +36,29 @@ export interface AgentSocketServerOptions {
 /**
  * One agent socket (spec yadon.md 2.3): every connection is served on its own — read to the client's
  * half-close, parse, answer exactly one JSON document, close. Bad input gets the error replies of
- * section 5; a client that has gone away is ignored. `start()` binds (see listenUnixSocket);
+ * section 5; a client that has gone away is ignored. `start()` binds (see UnixSocketServer);
  * `close()` stops accepting, unlinks the path if still ours, and ends connections after a short grace.
  */
 export class AgentSocketServer {
   readonly #o: AgentSocketServerOptions;
-  readonly #server: Server;
-  readonly #connections = new Set<Socket>();
-  #listener: UnixSocketListener | undefined;
-  #closing: Promise<void> | undefined;
+  readonly #server: UnixSocketServer;
 
   constructor(options: AgentSocketServerOptions) {
     this.#o = options;
-    this.#server = createServer({ allowHalfOpen: true }, (socket) => this.#serve(socket));
+    this.#server = new UnixSocketServer({
+      path: options.path,
+      serve: (socket) => void this.#answer(socket),
+      graceMs: STOP_GRACE_MS,
+    });
   }
 
   /** Binds the socket; rejects with GATEWAY_ADDRESS_IN_USE or GATEWAY_UNAVAILABLE. */
-  async start(): Promise<void> {
-    this.#listener = await listenUnixSocket(this.#server, this.#o.path);
+  start(): Promise<void> {
+    return this.#server.start();
   }
 
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      const closed = this.#listener?.close();
-      // Wall time on purpose: a shutdown grace must pass even under a test's fake clock.
-      const deadline = Date.now() + STOP_GRACE_MS;
-      while (this.#connections.size > 0 && Date.now() < deadline) {
-        await new Promise<void>((resolve) => setTimeout(resolve, 20).unref());
-      }
-      for (const socket of this.#connections) socket.destroy();
-      await closed;
-    })();
-    return this.#closing;
-  }
-
-  #serve(socket: Socket): void {
-    if (this.#closing !== undefined) {
-      socket.destroy();
-      return;
-    }
-    this.#connections.add(socket);
-    socket.once('close', () => this.#connections.delete(socket));
-    // A client that went away (EPIPE, ECONNRESET) never affects the task.
-    socket.on('error', () => undefined);
-    void this.#answer(socket);
+    return this.#server.close();
   }
 
   async #answer(socket: Socket): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { link, lstat, unlink } from 'node:fs/promises';
-import { connect, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { MusubiError } from '../../core/errors.js';
 import { errnoCode } from './os-error-text.js';
@@ -152,4 +152,60 @@ export async function listenUnixSocket(server: Server, path: string): Promise<Un
       return closing;
     },
   };
+}
+
+/**
+ * The one Unix socket server of the yadon gateway (agent and pet sockets): binds with
+ * {@link listenUnixSocket}, hands every connection to `serve` (half-open allowed, socket errors of a
+ * vanished client ignored), refuses connections once closing, and on `close()` stops accepting,
+ * unlinks the path if still its own, lets open connections finish for `graceMs` and ends the rest.
+ */
+export class UnixSocketServer {
+  readonly #path: string;
+  readonly #graceMs: number;
+  readonly #server: Server;
+  readonly #connections = new Set<Socket>();
+  #listener: UnixSocketListener | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: {
+    readonly path: string;
+    readonly serve: (socket: Socket) => void;
+    /** How long close() lets connections finish before destroying them; default 0. */
+    readonly graceMs?: number;
+  }) {
+    this.#path = options.path;
+    this.#graceMs = options.graceMs ?? 0;
+    this.#server = createServer({ allowHalfOpen: true }, (socket) => {
+      if (this.#closing !== undefined) {
+        socket.destroy();
+        return;
+      }
+      this.#connections.add(socket);
+      socket.once('close', () => this.#connections.delete(socket));
+      // A client that went away (EPIPE, ECONNRESET) is of no concern to the server.
+      socket.on('error', () => undefined);
+      options.serve(socket);
+    });
+  }
+
+  /** Binds the socket; rejects with GATEWAY_ADDRESS_IN_USE or GATEWAY_UNAVAILABLE. */
+  async start(): Promise<void> {
+    this.#listener = await listenUnixSocket(this.#server, this.#path);
+  }
+
+  /** Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const closed = this.#listener?.close();
+      // Wall time on purpose: a shutdown grace must pass even under a test's fake clock.
+      const deadline = Date.now() + this.#graceMs;
+      while (this.#connections.size > 0 && Date.now() < deadline) {
+        await new Promise<void>((resolve) => setTimeout(resolve, 20).unref());
+      }
+      for (const socket of this.#connections) socket.destroy();
+      await closed;
+    })();
+    return this.#closing;
+  }
 }
