@@ -10,8 +10,9 @@ const TESTS = '\\.test\\.ts$';
  * of docs/ARCHITECTURE.md's picture down; `core` imports nothing of musubi's.
  */
 const LAYERS = [
-  ['cli', ['hub', 'gateways', 'teams', 'agents', 'tasks', 'bus', 'store', 'core']],
-  ['hub', ['gateways', 'teams', 'agents', 'tasks', 'bus', 'store', 'core']],
+  ['cli', ['hub', 'runs', 'gateways', 'teams', 'agents', 'tasks', 'bus', 'store', 'core']],
+  ['hub', ['runs', 'gateways', 'teams', 'agents', 'tasks', 'bus', 'store', 'core']],
+  ['runs', ['teams', 'agents', 'tasks', 'bus', 'store', 'core']],
   ['gateways', ['teams', 'agents', 'tasks', 'bus', 'store', 'core']],
   ['teams', ['agents', 'tasks', 'bus', 'store', 'core']],
   ['agents', ['tasks', 'bus', 'store', 'core']],

@@ -1,5 +1,5 @@
 import { isMusubiError } from '../core/errors.js';
-import type { AgentRunner } from './agent-runner.js';
+import type { AgentRunner, AgentUsage } from './agent-runner.js';
 
 /**
  * How one agent turn ended, as a team sees it: `finished` with the output and exit code (timeouts and
@@ -13,6 +13,8 @@ export type TurnOutcome =
       readonly exitCode: number;
       /** The run timed out or could not start: the turn "failed" (a plan falls back, say). */
       readonly hasFailed: boolean;
+      /** Tokens and cost, when the agent reported them. */
+      readonly usage?: AgentUsage;
     }
   | { readonly kind: 'crashed'; readonly reason: string }
   | { readonly kind: 'canceled' };
@@ -92,6 +94,7 @@ export async function runTurn(
     output,
     exitCode: exitCode === 0 && result.isError ? 1 : exitCode,
     hasFailed: false,
+    ...(result.usage !== undefined && { usage: result.usage }),
   };
 }
 

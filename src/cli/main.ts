@@ -24,6 +24,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   mcp: async () => (await import('./commands/mcp.js')).registerMcpCommands,
   neko: async () => (await import('./commands/neko.js')).registerNekoCommands,
   dev: async () => (await import('./commands/dev.js')).registerDevCommands,
+  run: async () => (await import('./commands/run.js')).registerRunCommands,
+  runs: async () => (await import('./commands/run.js')).registerRunCommands,
 };
 
 /** Global options that take a value, so the command name is found after them. */
@@ -61,7 +63,7 @@ async function buildProgram(
   ctx.bindProgram(program);
   const names = command === undefined ? Object.keys(COMMANDS) : [command];
   const registers = await Promise.all(names.map((name) => COMMANDS[name]?.() ?? Promise.resolve(undefined)));
-  for (const register of registers) register?.(program, ctx);
+  for (const register of new Set(registers)) register?.(program, ctx);
   return program;
 }
 

@@ -51,7 +51,7 @@ export const busEventSchema = z.union([
   }),
   // Open-ended events from higher layers (tasks, agents, teams, gateways) carry their own data.
   z.object({
-    type: z.templateLiteral([z.enum(['task', 'agent', 'team', 'gateway', 'budget']), '.', z.string()]),
+    type: z.templateLiteral([z.enum(['task', 'agent', 'team', 'gateway', 'budget', 'run']), '.', z.string()]),
     data: z.record(z.string(), z.unknown()),
   }),
 ]);

@@ -1,3 +1,4 @@
+import { splitShellWords } from '../../core/shell-quote.js';
 import { MusubiError } from '../../core/errors.js';
 
 /** One action of the scripted agent's instruction language (docs/agents.md). */
@@ -23,45 +24,11 @@ function invalid(line: number, message: string): MusubiError {
   return new MusubiError('SCRIPT_INVALID', `line ${line}: ${message}`, { details: { line } });
 }
 
-/**
- * Splits `text` into words like a shell would, without any expansion: whitespace separates, '…' is
- * literal, "…" allows \" and \\ escapes, a backslash outside quotes escapes the next character.
- */
+/** {@link splitShellWords}, its problems as SCRIPT_INVALID errors of `line`. */
 export function splitWords(text: string, line: number): string[] {
-  const words: string[] = [];
-  let word = '';
-  let hasWord = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charAt(i);
-    if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      if (end === -1) throw invalid(line, 'unterminated single quote');
-      word += text.slice(i + 1, end);
-      hasWord = true;
-      i = end;
-    } else if (c === '"') {
-      let j = i + 1;
-      for (; j < text.length && text.charAt(j) !== '"'; j++) {
-        if (text.charAt(j) === '\\' && (text.charAt(j + 1) === '"' || text.charAt(j + 1) === '\\')) j++;
-        word += text.charAt(j);
-      }
-      if (j >= text.length) throw invalid(line, 'unterminated double quote');
-      hasWord = true;
-      i = j;
-    } else if (c === '\\' && i + 1 < text.length) {
-      word += text.charAt(++i);
-      hasWord = true;
-    } else if (/\s/.test(c)) {
-      if (hasWord) words.push(word);
-      word = '';
-      hasWord = false;
-    } else {
-      word += c;
-      hasWord = true;
-    }
-  }
-  if (hasWord) words.push(word);
-  return words;
+  const split = splitShellWords(text);
+  if (!split.ok) throw invalid(line, split.problem);
+  return split.words;
 }
 
 /** Splits `<path> <rest…>` where the path may be quoted. */

@@ -89,8 +89,26 @@ export class ThreePhaseTeam<R> {
    * `canceled` only when `signal` aborts. Never rejects (unless an observer throws).
    */
   async runJob(job: ThreePhaseJob, signal: AbortSignal): Promise<ThreePhaseOutcome<R>> {
+    this.#options.observer?.jobStarted?.(job);
+    const plan = await this.plan(job, signal);
+    if (plan === 'canceled') return { kind: 'canceled' };
+    const phases: PhaseResult<R>[] = [];
+    for (const index of plan.phases.keys()) {
+      if (signal.aborted) return { kind: 'canceled' };
+      const result = await this.runPhase(job, plan, index, signal);
+      if (result === 'canceled') return { kind: 'canceled' };
+      phases.push(result);
+    }
+    if (signal.aborted) return { kind: 'canceled' };
+    return { kind: 'done', plan, phases };
+  }
+
+  /**
+   * The decomposition step alone: one manager turn, the plan it gave (or the one-subtask fallback).
+   * A driver that keeps its own state (`musubi run`, resumable) calls this and {@link runPhase} itself.
+   */
+  async plan(job: ThreePhaseJob, signal: AbortSignal): Promise<JobPlan | 'canceled'> {
     const { workerCount, observer } = this.#options;
-    observer?.jobStarted?.(job);
     const request = { instruction: job.instruction, projectDir: job.projectDir, workerCount };
     const plan = await decompose({
       turn: this.#options.manager,
@@ -101,7 +119,7 @@ export class ThreePhaseTeam<R> {
         timeoutMs: this.#options.decompositionTimeoutMs,
       }),
     });
-    if (plan === 'canceled') return { kind: 'canceled' };
+    if (plan === 'canceled') return plan;
     this.#log.info(
       {
         taskId: job.id,
@@ -112,30 +130,37 @@ export class ThreePhaseTeam<R> {
       plan.fallbackReason === undefined ? 'job decomposed' : 'decomposition fell back to one subtask',
     );
     observer?.planned?.(job, plan);
-    const phases: PhaseResult<R>[] = [];
-    for (const [index, phase] of plan.phases.entries()) {
-      if (signal.aborted) return { kind: 'canceled' };
-      observer?.phaseStarted?.(job, {
-        name: phase.name,
-        index,
-        phaseCount: plan.phases.length,
-        subtaskCount: phase.subtasks.length,
-        workers: Math.min(phase.subtasks.length, workerCount),
-      });
-      const entries = await dispatchPhase({
-        dispatcher: this.#options.dispatcher,
-        jobId: job.id,
-        phase,
-        workerCount,
-        projectDir: job.projectDir,
-        signal,
-      });
-      if (entries === 'canceled') return { kind: 'canceled' };
-      const result = { name: phase.name, entries };
-      phases.push(result);
-      observer?.phaseFinished?.(job, result);
-    }
-    if (signal.aborted) return { kind: 'canceled' };
-    return { kind: 'done', plan, phases };
+    return plan;
+  }
+
+  /** Runs phase `index` of `plan`: its subtasks in parallel on the workers, their entries in order. */
+  async runPhase(
+    job: ThreePhaseJob,
+    plan: JobPlan,
+    index: number,
+    signal: AbortSignal,
+  ): Promise<PhaseResult<R> | 'canceled'> {
+    const { workerCount, observer } = this.#options;
+    const phase = plan.phases[index];
+    if (phase === undefined) throw new RangeError(`the plan has no phase ${index}`);
+    observer?.phaseStarted?.(job, {
+      name: phase.name,
+      index,
+      phaseCount: plan.phases.length,
+      subtaskCount: phase.subtasks.length,
+      workers: Math.min(phase.subtasks.length, workerCount),
+    });
+    const entries = await dispatchPhase({
+      dispatcher: this.#options.dispatcher,
+      jobId: job.id,
+      phase,
+      workerCount,
+      projectDir: job.projectDir,
+      signal,
+    });
+    if (entries === 'canceled') return entries;
+    const result = { name: phase.name, entries };
+    observer?.phaseFinished?.(job, result);
+    return result;
   }
 }

@@ -1,0 +1,95 @@
+import type { RunProgress } from '../../runs/run-engine.js';
+import type { RunRecord } from '../../runs/run-record.js';
+
+/** The exit code of a finished run: 0 succeeded, 1 failed, 3 stopped by its budget (or interrupted). */
+export function exitCodeOf(record: RunRecord): number {
+  if (record.status === 'succeeded') return 0;
+  return record.status === 'stopped' ? 3 : 1;
+}
+
+/** One readable line per progress step. */
+export function progressLine(p: RunProgress): string | undefined {
+  switch (p.kind) {
+    case 'planned':
+      return `plan: ${p.phases.map((ph) => `${ph.name} (${ph.subtasks})`).join(' → ')}`;
+    case 'phase':
+      return `── phase ${p.index + 1}/${p.count}: ${p.name}`;
+    case 'turn-started':
+      return `  ▶ worker ${p.worker} ${p.subtask}: ${oneLine(p.instruction, 90)}`;
+    case 'turn-finished':
+      return `  ${p.succeeded ? '✔' : '✘'} worker ${p.worker} ${p.subtask}: ${oneLine(p.summary, 90)}`;
+    case 'skipped':
+      return `  · ${p.subtask}: done in an earlier attempt, not run again`;
+    case 'conflict':
+      return `  ! merging ${p.subtask} conflicts in ${p.files.join(', ')}; asking a resolver`;
+    case 'tests':
+      return `  tests ${p.passed ? 'passed' : `failed (exit ${p.exitCode})`}`;
+    case 'usage':
+      return undefined;
+  }
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+
+function seconds(record: RunRecord): string {
+  const end = record.finishedAt ?? record.updatedAt;
+  return `${((end - record.createdAt) / 1000).toFixed(1)} s`;
+}
+
+/** The `--json` object of a run (documented in docs/run.md). */
+export function runJson(record: RunRecord, filesChanged: readonly string[]) {
+  return {
+    runId: record.id,
+    status: record.status,
+    branch: record.branch,
+    baseCommit: record.baseCommit,
+    headCommit: record.headCommit,
+    filesChanged,
+    tests:
+      record.tests === null
+        ? null
+        : { command: record.tests.command, exitCode: record.tests.exitCode, passed: record.tests.passed },
+    conflicts: record.conflicts.length,
+    turns: record.turns,
+    usage: record.usage,
+    reason: record.reason,
+  };
+}
+
+/** The summary printed at the end of a run and by `musubi runs show`. */
+export function summaryLines(record: RunRecord, diffStat: string): string[] {
+  const tests =
+    record.tests === null
+      ? 'none'
+      : `${record.tests.passed ? 'passed' : 'failed'} (${record.tests.command}, exit ${record.tests.exitCode})`;
+  const u = record.usage;
+  return [
+    '',
+    `run ${record.id}: ${record.status}${record.reason === null ? '' : ` — ${record.reason}`}`,
+    `  branch     ${record.branch} (from ${record.baseCommit.slice(0, 10)})`,
+    `  tests      ${tests}`,
+    `  turns      ${record.turns} (${record.retries} retried), conflicts ${record.conflicts.length} (${record.conflicts.filter((c) => c.isResolved).length} resolved)`,
+    `  usage      ${u.inputTokens} in / ${u.outputTokens} out tokens, $${u.costUsd.toFixed(4)}`,
+    `  time       ${seconds(record)}`,
+    ...(diffStat.trim() === ''
+      ? ['  changes    none']
+      : [
+          '  changes',
+          ...diffStat
+            .trimEnd()
+            .split('\n')
+            .map((l) => `  ${l}`),
+        ]),
+    ...(record.status === 'stopped' ? [`  resume     musubi run --resume ${record.id}`] : []),
+    ...(record.status === 'succeeded' ? [`  merge it   git merge ${record.branch}`] : []),
+  ];
+}
+
+/** One line per run for `musubi runs`. */
+export function listLine(record: RunRecord): string {
+  const when = new Date(record.createdAt).toISOString().replace('T', ' ').slice(0, 19);
+  return `${record.id}  ${record.status.padEnd(9)}  ${when}  ${oneLine(record.goal, 60)}`;
+}

@@ -1,0 +1,156 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentRunInput } from '../agents/agent-runner.js';
+import { createSilentLogger } from '../core/logger.js';
+import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
+import { FakeAgentRunner } from '../../test/fakes/fake-agent-runner.js';
+import { memoryBus } from '../../test/fixtures/memory-bus.js';
+import { Git } from './git.js';
+import { executeRun } from './run-engine.js';
+import { RunLedger, ZERO_USAGE, type RunRecord } from './run-record.js';
+import { RunWorktrees } from './worktrees.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
+
+async function repo(): Promise<{ dir: string; head: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'musubi-run-engine-'));
+  dirs.push(dir);
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env: gitEnv, encoding: 'utf8' });
+  git('init', '-q');
+  await writeFile(join(dir, 'README.md'), 'hello\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'init');
+  return { dir, head: git('rev-parse', 'HEAD').trim() };
+}
+
+function record(dir: string, head: string, budget: RunRecord['budget']): RunRecord {
+  return {
+    id: 'r1',
+    goal: 'two files',
+    repo: dir,
+    baseCommit: head,
+    branch: 'musubi/r1',
+    team: 'three-phase',
+    agent: null,
+    workers: 1,
+    test: null,
+    budget,
+    keepWorktrees: false,
+    status: 'running',
+    reason: null,
+    createdAt: 0,
+    updatedAt: 0,
+    finishedAt: null,
+    plan: null,
+    phasesDone: 0,
+    subtasks: {},
+    fixRounds: 0,
+    tests: null,
+    conflicts: [],
+    headCommit: null,
+    turns: 0,
+    retries: 0,
+    usage: ZERO_USAGE,
+  };
+}
+
+const PLAN = JSON.stringify({
+  phases: [
+    { name: 'implement', subtasks: [{ instruction: 'make a.txt' }, { instruction: 'make b.txt' }] },
+    { name: 'review', subtasks: [{ instruction: 'look' }] },
+  ],
+});
+
+/** Workers that write the file their instruction names, each turn costing 100 tokens. */
+function workers(calls: string[]) {
+  return new FakeAgentRunner(async (input: AgentRunInput) => {
+    const file = /make (\S+)/.exec(input.prompt)?.[1];
+    calls.push(file ?? 'review');
+    if (file !== undefined) await writeFile(join(input.cwd, file), `${file}\n`);
+    return { text: 'done', usage: { inputTokens: 60, outputTokens: 40, costUsd: 0.01 } };
+  });
+}
+
+function deps(dir: string, ledger: RunLedger, calls: string[], git: Git, bus: ReturnType<typeof memoryBus>) {
+  const manager = new FakeAgentRunner(() => ({
+    text: PLAN,
+    usage: { inputTokens: 50, outputTokens: 50, costUsd: 0.01 },
+  }));
+  const worker = workers(calls);
+  return {
+    git,
+    ledger,
+    bus: bus.bus,
+    clock: bus.clock,
+    logger: createSilentLogger(),
+    worktrees: new RunWorktrees(git, dir, join(dir, '.git'), 'r1'),
+    managerRunner: manager,
+    workerRunner: () => worker,
+    resolverRunner: manager,
+    team: (w: Parameters<Parameters<typeof executeRun>[0]['team']>[0]) =>
+      new ThreePhaseTeam({ ...w, workerCount: 1, logger: createSilentLogger() }),
+    testEnv: {},
+    onProgress: () => undefined,
+    signal: new AbortController().signal,
+  };
+}
+
+describe('run engine', () => {
+  it('stops before the turn that would pass the token budget, and a resume with a raised budget runs only what is left', async () => {
+    const { dir, head } = await repo();
+    const git = new Git(gitEnv);
+    const bus = memoryBus();
+    const ledger = new RunLedger(bus.bus.kv);
+    const calls: string[] = [];
+    await ledger.create(record(dir, head, { tokens: 250 }));
+    const stopped = await executeRun(deps(dir, ledger, calls, git, bus), await ledger.get('r1'));
+    expect(stopped.record.status).toBe('stopped');
+    expect(stopped.record.reason).toMatch(/budget of 250 tokens/);
+    // plan 100 + a.txt 100 + b.txt 100 = 300 ≥ 250: the review turn never started.
+    expect(calls).toEqual(['a.txt', 'b.txt']);
+    expect(stopped.record.phasesDone).toBe(1);
+
+    const again = await ledger.get('r1');
+    const done = await executeRun(deps(dir, ledger, calls, git, bus), {
+      ...again,
+      budget: { tokens: 10_000 },
+    });
+    expect(done.record.status).toBe('succeeded');
+    expect(calls).toEqual(['a.txt', 'b.txt', 'review']);
+    expect(done.record.turns).toBe(4);
+    expect(done.record.usage).toEqual({
+      inputTokens: 230,
+      outputTokens: 170,
+      costUsd: expect.closeTo(0.04, 6),
+    });
+    const files = await git.changedFiles(dir, head, 'musubi/r1');
+    expect(files.sort()).toEqual(['a.txt', 'b.txt']);
+    expect(await readFile(join(dir, 'README.md'), 'utf8')).toBe('hello\n');
+    expect(await git.isClean(dir)).toBe(true);
+    // Worker branches and worktrees are gone; the run branch stays.
+    const branches = execFileSync('git', ['branch', '--format=%(refname:short)'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(
+      branches
+        .trim()
+        .split('\n')
+        .filter((b) => b.startsWith('musubi/')),
+    ).toEqual(['musubi/r1']);
+  });
+});

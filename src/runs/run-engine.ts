@@ -1,0 +1,418 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AgentRunner } from '../agents/agent-runner.js';
+import { runTurn, type AgentTurn, type TurnOutcome } from '../agents/agent-turn.js';
+import type { Bus } from '../bus/bus.types.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { SubtaskDispatcher } from '../teams/three-phase/phase-dispatch.js';
+import type { JobPlan } from '../teams/three-phase/plan-extraction.js';
+import type { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
+import type { Git } from './git.js';
+import { addUsage, type RunLedger, type RunRecord, type SubtaskRecord } from './run-record.js';
+import { runTestGate } from './test-gate.js';
+import type { RunWorktrees } from './worktrees.js';
+
+/** What a run reports as it goes, for a terminal view and the bus. */
+export type RunProgress =
+  | { readonly kind: 'planned'; readonly phases: readonly { name: string; subtasks: number }[] }
+  | { readonly kind: 'phase'; readonly name: string; readonly index: number; readonly count: number }
+  | {
+      readonly kind: 'turn-started';
+      readonly subtask: string;
+      readonly worker: number;
+      readonly instruction: string;
+    }
+  | {
+      readonly kind: 'turn-finished';
+      readonly subtask: string;
+      readonly worker: number;
+      readonly succeeded: boolean;
+      readonly summary: string;
+    }
+  | { readonly kind: 'skipped'; readonly subtask: string }
+  | { readonly kind: 'conflict'; readonly subtask: string; readonly files: readonly string[] }
+  | { readonly kind: 'tests'; readonly passed: boolean; readonly exitCode: number }
+  | { readonly kind: 'usage'; readonly usage: RunRecord['usage'] };
+
+/** Collaborators of {@link executeRun}; the hub assembles them (src/hub/start-run.ts). */
+export interface RunEngineDeps {
+  readonly git: Git;
+  readonly ledger: RunLedger;
+  readonly worktrees: RunWorktrees;
+  readonly bus: Bus;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Builds the three-phase team over the manager turn and dispatcher the engine gives it. */
+  readonly team: (wiring: {
+    readonly manager: AgentTurn;
+    readonly dispatcher: SubtaskDispatcher<SubtaskRecord>;
+  }) => ThreePhaseTeam<SubtaskRecord>;
+  /** The manager's runner (decomposition). */
+  readonly managerRunner: AgentRunner;
+  /** Worker n's runner. */
+  readonly workerRunner: (n: number) => AgentRunner;
+  /** The runner of conflict-resolution turns. */
+  readonly resolverRunner: AgentRunner;
+  /** The environment the test command runs with. */
+  readonly testEnv: Readonly<Record<string, string>>;
+  readonly onProgress: (progress: RunProgress) => void;
+  readonly signal: AbortSignal;
+  /** Timeout of one worker turn; default 20 min. */
+  readonly turnTimeoutMs?: number;
+  /** Merge the run branch into the user's current branch at the end (only when their tree is clean). */
+  readonly apply?: boolean;
+}
+
+/** How a run ended, and what `--apply` did. */
+export interface RunResult {
+  readonly record: RunRecord;
+  /** With `apply`: merged, or why not. */
+  readonly applied?: { readonly ok: true } | { readonly ok: false; readonly reason: string };
+}
+
+const TURN_TIMEOUT_MS = 20 * 60_000;
+/** A turn whose agent process was killed from outside runs again, at most this many times. */
+const MAX_TURN_ATTEMPTS = 3;
+const MAX_FIX_ROUNDS = 1;
+const SUMMARY_CHARS = 200;
+
+class BudgetStop extends Error {}
+
+/** A stored plan as the team takes it (optional fields left out rather than undefined). */
+function planOf(stored: NonNullable<RunRecord['plan']>): JobPlan {
+  return {
+    phases: stored.phases,
+    ...(stored.strategy !== undefined && { strategy: stored.strategy }),
+    ...(stored.fallbackReason !== undefined && { fallbackReason: stored.fallbackReason }),
+  };
+}
+
+function summaryOf(output: string): string {
+  const text = output.trim().replace(/\s+/g, ' ');
+  return text.length <= SUMMARY_CHARS ? text : `${text.slice(0, SUMMARY_CHARS - 1)}…`;
+}
+
+/** The worker prompt: the goal for context, then the one subtask, with what the worktree is. */
+export function workerPrompt(goal: string, phase: string, instruction: string): string {
+  return [
+    `You are one worker of a team working on this goal (phase: ${phase}).`,
+    'You work in your own git worktree of the repository; other workers have their own. Change files',
+    'only for your task below; musubi commits and merges your changes when your turn ends.',
+    '',
+    'Goal:',
+    goal,
+    '',
+    'Your task:',
+    instruction,
+  ].join('\n');
+}
+
+/** The prompt of a conflict-resolution turn. */
+export function resolverPrompt(goal: string, subtask: string, files: readonly string[]): string {
+  return [
+    `Merging the work of ${subtask} into the team's branch left conflicts in:`,
+    ...files.map((f) => `- ${f}`),
+    '',
+    'Resolve every conflict (the <<<<<<< ======= >>>>>>> blocks) so that both changes serve the goal,',
+    'and leave no conflict marker. Do not commit; musubi concludes the merge.',
+    '',
+    'Goal:',
+    goal,
+  ].join('\n');
+}
+
+/** The prompt of the extra implement round after a failing test gate. */
+export function fixPrompt(command: string, exitCode: number, output: string): string {
+  return [
+    `The test command \`${command}\` failed with exit code ${exitCode} on the team's integrated work.`,
+    'Fix the code so that it passes. Its output:',
+    '',
+    output,
+  ].join('\n');
+}
+
+async function hasConflictMarkers(dir: string, files: readonly string[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const file of files) {
+    const text = await readFile(join(dir, file), 'utf8').catch(() => '');
+    if (/^(<{7}|>{7})( |$)/m.test(text)) left.push(file);
+  }
+  return left;
+}
+
+/**
+ * Runs (or resumes) one `musubi run` to its end. Every step is written to the run record before the
+ * next starts — the plan, each subtask's start and its commit, each merge, the test verdict — so a
+ * process killed at any point resumes from the last finished step: no finished subtask runs again
+ * and no commit is merged twice (git itself also refuses a second merge of the same commit).
+ * The user's branch, index and working tree are never touched; only `apply` merges the result into
+ * the current branch, and only when that tree is clean. Rejects only on git or store failures.
+ */
+export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promise<RunResult> {
+  const { git, ledger, worktrees, clock, signal } = deps;
+  let record: RunRecord = { ...initial, status: 'running', reason: null, finishedAt: null };
+  const save = async (change: Partial<RunRecord>): Promise<void> => {
+    record = { ...record, ...change, updatedAt: clock.now() };
+    await ledger.save(record);
+  };
+  const publish = (type: `run.${string}`, data: Record<string, unknown>): void =>
+    void deps.bus.publish({ type, data: { runId: record.id, ...data } }).catch(() => undefined);
+  const report = (progress: RunProgress): void => {
+    deps.onProgress(progress);
+    publish(`run.${progress.kind}`, { ...progress });
+  };
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  let stopReason: string | undefined;
+
+  const overBudget = (): string | undefined => {
+    const { usd, tokens } = record.budget;
+    const spent = record.usage;
+    if (usd !== undefined && spent.costUsd >= usd)
+      return `the budget of $${usd} is spent ($${spent.costUsd.toFixed(4)})`;
+    const used = spent.inputTokens + spent.outputTokens;
+    if (tokens !== undefined && used >= tokens) return `the budget of ${tokens} tokens is spent (${used})`;
+    return undefined;
+  };
+
+  const integration = await worktrees.integration(record.branch, record.baseCommit);
+  let phaseName = 'implement';
+
+  /** One agent turn with retries of crashes; counts turns, retries and usage. */
+  const turn = async (
+    runner: AgentRunner,
+    prompt: string,
+    cwd: string,
+    timeoutMs = deps.turnTimeoutMs ?? TURN_TIMEOUT_MS,
+  ): Promise<TurnOutcome> => {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await runTurn(runner, { prompt, cwd, timeoutMs, signal: stop.signal });
+      const usage = outcome.kind === 'finished' ? outcome.usage : undefined;
+      await save({
+        turns: record.turns + 1,
+        retries: record.retries + (attempt > 1 ? 1 : 0),
+        usage: addUsage(record.usage, usage),
+      });
+      if (usage !== undefined) report({ kind: 'usage', usage: record.usage });
+      if (outcome.kind !== 'crashed' || attempt >= MAX_TURN_ATTEMPTS) return outcome;
+      deps.logger.warn(
+        { runId: record.id, reason: outcome.reason, attempt },
+        'agent turn crashed; running it again',
+      );
+    }
+  };
+
+  const dispatcher: SubtaskDispatcher<SubtaskRecord> = {
+    invalidSubtask: (worker) => ({
+      id: 'invalid',
+      phase: phaseName,
+      worker,
+      instruction: '',
+      status: 'failed',
+      branch: '',
+      commit: null,
+      isMerged: true,
+      summary: 'the plan gave this subtask no instruction',
+      attempts: 0,
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    }),
+    dispatch: async ({ worker, subtask }) => {
+      const done = record.subtasks[subtask.id];
+      if (done !== undefined && done.status !== 'running') {
+        report({ kind: 'skipped', subtask: subtask.id });
+        return { entry: done, isConnectionFailure: false };
+      }
+      const budget = overBudget();
+      if (budget !== undefined) {
+        stopReason ??= budget;
+        stop.abort();
+        throw new BudgetStop(budget);
+      }
+      const branch = `musubi/${subtask.id}`;
+      const from = (await git.commitOf(integration, 'HEAD')) ?? record.baseCommit;
+      const entry: SubtaskRecord = {
+        id: subtask.id,
+        phase: phaseName,
+        worker,
+        instruction: subtask.instruction,
+        status: 'running',
+        branch,
+        commit: null,
+        isMerged: false,
+        summary: '',
+        attempts: (done?.attempts ?? 0) + 1,
+        usage: done?.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      };
+      await save({ subtasks: { ...record.subtasks, [subtask.id]: entry } });
+      report({ kind: 'turn-started', subtask: subtask.id, worker, instruction: subtask.instruction });
+      const dir = await worktrees.fresh(subtask.id, branch, from);
+      const before = record.usage;
+      const outcome = await turn(
+        deps.workerRunner(worker),
+        workerPrompt(record.goal, phaseName, subtask.instruction),
+        dir,
+      );
+      if (outcome.kind === 'canceled') throw new BudgetStop(stopReason ?? 'interrupted');
+      const output = outcome.kind === 'finished' ? outcome.output : outcome.reason;
+      const succeeded = outcome.kind === 'finished' && outcome.exitCode === 0;
+      const committed = await git.commitAll(
+        dir,
+        `musubi ${record.id}: ${subtask.id}\n\n${subtask.instruction}`,
+      );
+      const finished: SubtaskRecord = {
+        ...entry,
+        status: succeeded ? 'succeeded' : 'failed',
+        commit: committed ? ((await git.commitOf(dir, 'HEAD')) ?? null) : null,
+        isMerged: !committed,
+        summary: summaryOf(output),
+        usage: addUsage(entry.usage, {
+          inputTokens: record.usage.inputTokens - before.inputTokens,
+          outputTokens: record.usage.outputTokens - before.outputTokens,
+          costUsd: record.usage.costUsd - before.costUsd,
+        }),
+      };
+      await save({ subtasks: { ...record.subtasks, [subtask.id]: finished } });
+      if (!record.keepWorktrees) await worktrees.remove(subtask.id);
+      report({ kind: 'turn-finished', subtask: subtask.id, worker, succeeded, summary: finished.summary });
+      return { entry: finished, isConnectionFailure: false };
+    },
+  };
+
+  /** Merges the phase's commits into the run branch in subtask order; false when a conflict stayed. */
+  const integrate = async (entries: readonly SubtaskRecord[]): Promise<boolean> => {
+    for (const entry of entries) {
+      const current = record.subtasks[entry.id];
+      if (current === undefined || current.isMerged || current.commit === null) continue;
+      const merged = await git.merge(integration, current.commit, `musubi ${record.id}: merge ${entry.id}`);
+      if (merged.kind === 'conflict') {
+        report({ kind: 'conflict', subtask: entry.id, files: merged.files });
+        const conflict = { subtask: entry.id, files: merged.files, isResolved: false };
+        await save({ conflicts: [...record.conflicts, conflict] });
+        await turn(deps.resolverRunner, resolverPrompt(record.goal, entry.id, merged.files), integration);
+        const left = await hasConflictMarkers(integration, merged.files);
+        if (left.length > 0 || stop.signal.aborted) {
+          await git.run(integration, ['merge', '--abort']);
+          await save({
+            reason: `merging ${entry.id} conflicted in ${merged.files.join(', ')}; the resolver left conflict markers in ${left.join(', ') || 'them'}`,
+          });
+          return false;
+        }
+        await git.concludeMerge(integration);
+        await save({ conflicts: [...record.conflicts.slice(0, -1), { ...conflict, isResolved: true }] });
+      }
+      await save({ subtasks: { ...record.subtasks, [entry.id]: { ...current, isMerged: true } } });
+      if (!record.keepWorktrees) await git.run(record.repo, ['branch', '-D', '-q', current.branch]);
+    }
+    return true;
+  };
+
+  const finish = async (status: RunRecord['status'], reason: string | null): Promise<RunResult> => {
+    signal.removeEventListener('abort', onAbort);
+    const head = (await git.commitOf(integration, 'HEAD')) ?? record.baseCommit;
+    await save({ status, reason, finishedAt: clock.now(), headCommit: head });
+    if (!record.keepWorktrees && status !== 'stopped') {
+      await worktrees.removeAll(Object.keys(record.subtasks));
+      for (const subtask of Object.values(record.subtasks)) {
+        if (subtask.branch !== '') await git.run(record.repo, ['branch', '-D', '-q', subtask.branch]);
+      }
+    }
+    publish('run.finished', { status, reason });
+    if (deps.apply !== true || status !== 'succeeded') return { record };
+    if (!(await git.isClean(record.repo))) {
+      return {
+        record,
+        applied: {
+          ok: false,
+          reason: 'your working tree has changes; commit or stash them, then merge the branch yourself',
+        },
+      };
+    }
+    const merged = await git.merge(record.repo, record.branch, `musubi ${record.id}: apply`);
+    if (merged.kind === 'conflict') {
+      await git.run(record.repo, ['merge', '--abort']);
+      return {
+        record,
+        applied: { ok: false, reason: `merging into your branch conflicts in ${merged.files.join(', ')}` },
+      };
+    }
+    return { record, applied: { ok: true } };
+  };
+
+  const job = { id: record.id, instruction: record.goal, projectDir: integration };
+  const manager: AgentTurn = (request) =>
+    turn(deps.managerRunner, request.prompt, request.cwd, request.timeoutMs);
+  const team = deps.team({ manager, dispatcher });
+  try {
+    let plan: JobPlan | null = record.plan === null ? null : planOf(record.plan);
+    if (plan === null) {
+      const planned = await team.plan(job, stop.signal);
+      if (planned === 'canceled')
+        return await finish('stopped', stopReason ?? 'interrupted before the plan was made');
+      plan = planned;
+      await save({
+        plan: {
+          phases: plan.phases.map((p) => ({ name: p.name, subtasks: [...p.subtasks] })),
+          ...(plan.strategy !== undefined && { strategy: plan.strategy }),
+          ...(plan.fallbackReason !== undefined && { fallbackReason: plan.fallbackReason }),
+        },
+      });
+    }
+    report({
+      kind: 'planned',
+      phases: plan.phases.map((p) => ({ name: p.name, subtasks: p.subtasks.length })),
+    });
+    for (let index = record.phasesDone; index < plan.phases.length; index++) {
+      phaseName = plan.phases[index]?.name ?? `phase${index}`;
+      report({ kind: 'phase', name: phaseName, index, count: plan.phases.length });
+      const result = await team.runPhase(job, plan, index, stop.signal);
+      if (result === 'canceled') return await finish('stopped', stopReason ?? 'interrupted');
+      if (!(await integrate(result.entries))) return await finish('failed', record.reason);
+      await save({ phasesDone: index + 1 });
+    }
+    if (record.test !== null) {
+      for (;;) {
+        const verdict = await runTestGate({
+          command: record.test,
+          cwd: integration,
+          env: deps.testEnv,
+          signal: stop.signal,
+        });
+        await save({ tests: verdict });
+        report({ kind: 'tests', passed: verdict.passed, exitCode: verdict.exitCode });
+        if (verdict.passed || record.fixRounds >= MAX_FIX_ROUNDS || stop.signal.aborted) break;
+        await save({ fixRounds: record.fixRounds + 1 });
+        phaseName = `fix${record.fixRounds}`;
+        const fixPlan: JobPlan = {
+          phases: [
+            {
+              name: phaseName,
+              subtasks: [{ instruction: fixPrompt(verdict.command, verdict.exitCode, verdict.outputTail) }],
+            },
+          ],
+        };
+        report({ kind: 'phase', name: phaseName, index: 0, count: 1 });
+        const fixed = await team.runPhase(job, fixPlan, 0, stop.signal);
+        if (fixed === 'canceled') return await finish('stopped', stopReason ?? 'interrupted');
+        if (!(await integrate(fixed.entries))) return await finish('failed', record.reason);
+      }
+      if (stop.signal.aborted) return await finish('stopped', stopReason ?? 'interrupted');
+      const tests = record.tests;
+      return await finish(
+        tests?.passed === true ? 'succeeded' : 'failed',
+        tests?.passed === true ? null : `the test command failed (exit ${tests?.exitCode ?? '?'})`,
+      );
+    }
+    const failed = Object.values(record.subtasks).filter((s) => s.status === 'failed');
+    return await finish(
+      failed.length === 0 ? 'succeeded' : 'failed',
+      failed.length === 0
+        ? null
+        : `${failed.length} subtask(s) failed: ${failed.map((s) => s.id).join(', ')}`,
+    );
+  } catch (err) {
+    if (err instanceof BudgetStop) return await finish('stopped', stopReason ?? err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,85 @@
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Git } from './git.js';
+
+/** Subtask ids and run ids are musubi's own (`<run>-<phase>-sub<j>`); anything else never names a path. */
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+function checked(name: string): string {
+  if (!SAFE_NAME.test(name) || name.includes('..')) throw new RangeError(`not a safe worktree name: ${name}`);
+  return name;
+}
+
+/**
+ * The git worktrees of one run, under `<git dir>/musubi/worktrees/<run-id>/` — inside the repository's
+ * own git directory, so the user's working tree never sees them. Adding one first clears what a killed
+ * run may have left under the same name (its folder, its registration, its branch).
+ */
+export class RunWorktrees {
+  readonly #git: Git;
+  readonly #repo: string;
+  readonly #root: string;
+
+  constructor(git: Git, repo: string, gitDir: string, runId: string) {
+    this.#git = git;
+    this.#repo = repo;
+    this.#root = join(gitDir, 'musubi', 'worktrees', checked(runId));
+  }
+
+  get root(): string {
+    return this.#root;
+  }
+
+  /** The folder of worktree `name`. */
+  pathOf(name: string): string {
+    return join(this.#root, checked(name));
+  }
+
+  /**
+   * The run's integration worktree on `branch` (created from `base` when the branch is new), cleaned of
+   * any half-done merge or stray change a killed run left. Reused when it is there.
+   */
+  async integration(branch: string, base: string): Promise<string> {
+    const dir = this.pathOf('integration');
+    await this.#git.out(this.#repo, ['worktree', 'prune']);
+    if (!existsSync(join(dir, '.git'))) {
+      await rm(dir, { recursive: true, force: true });
+      const exists = (await this.#git.commitOf(this.#repo, `refs/heads/${branch}`)) !== undefined;
+      await this.#git.out(this.#repo, [
+        'worktree',
+        'add',
+        '-q',
+        ...(exists ? [dir, branch] : ['-b', branch, dir, base]),
+      ]);
+      return dir;
+    }
+    await this.#git.run(dir, ['merge', '--abort']);
+    await this.#git.out(dir, ['reset', '-q', '--hard', 'HEAD']);
+    await this.#git.out(dir, ['clean', '-q', '-fdx']);
+    return dir;
+  }
+
+  /** A fresh worktree `name` on a new `branch` from `from`; a leftover of the same name is removed first. */
+  async fresh(name: string, branch: string, from: string): Promise<string> {
+    const dir = this.pathOf(name);
+    await this.remove(name);
+    await this.#git.run(this.#repo, ['branch', '-D', '-q', branch]);
+    await this.#git.out(this.#repo, ['worktree', 'add', '-q', '-b', branch, dir, from]);
+    return dir;
+  }
+
+  /** Removes worktree `name` (its branch stays). Idempotent. */
+  async remove(name: string): Promise<void> {
+    const dir = this.pathOf(name);
+    if (existsSync(dir)) await this.#git.run(this.#repo, ['worktree', 'remove', '--force', dir]);
+    await rm(dir, { recursive: true, force: true });
+    await this.#git.out(this.#repo, ['worktree', 'prune']);
+  }
+
+  /** Removes every worktree of the run and its folder. */
+  async removeAll(names: readonly string[]): Promise<void> {
+    for (const name of [...names, 'integration']) await this.remove(name);
+    await rm(this.#root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,200 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+/** No installed CLI, no user config: the scripted agent, and a git identity for the test's own commits. */
+const env = {
+  LLM_BACKEND: '',
+  MUSUBI_STORE: '',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
+
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd: dir, env: { ...process.env, ...env }, encoding: 'utf8' });
+}
+
+/** A repository with one commit, plus an uncommitted change and an untracked file the run must not touch. */
+async function userRepo(): Promise<string> {
+  const dir = await tempDir('musubi-run-');
+  git(dir, 'init', '-q');
+  await writeFile(join(dir, 'README.md'), 'hello\n');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'init');
+  await writeFile(join(dir, 'README.md'), 'hello, edited but not committed\n');
+  await writeFile(join(dir, 'scratch.txt'), 'untracked\n');
+  return dir;
+}
+
+/** Everything a user sees of their repository: branch, index, HEAD and every file outside .git. */
+async function snapshot(dir: string): Promise<string> {
+  const files: string[] = [];
+  for (const name of (await readdir(dir, { recursive: true })).sort()) {
+    if (name === '.git' || name.startsWith(`.git/`)) continue;
+    const path = join(dir, name);
+    files.push(`${name}:${await readFile(path, 'utf8').catch(() => '<dir>')}`);
+  }
+  return [
+    git(dir, 'rev-parse', 'HEAD'),
+    git(dir, 'branch', '--show-current'),
+    git(dir, 'status', '--porcelain'),
+    ...files,
+  ].join('\n');
+}
+
+function run(dir: string, args: readonly string[]) {
+  return runCli(['run', '--agent', 'scripted', '--repo', dir, ...args], { cwd: dir, env, timeoutMs: 60_000 });
+}
+
+interface RunJson {
+  runId: string;
+  status: string;
+  branch: string;
+  baseCommit: string;
+  headCommit: string;
+  filesChanged: string[];
+  tests: { command: string; exitCode: number; passed: boolean } | null;
+  conflicts: number;
+  turns: number;
+  usage: { inputTokens: number; outputTokens: number; costUsd: number };
+}
+
+describe('musubi run', () => {
+  it('runs two workers in their own worktrees, merges both onto musubi/<id> and never touches the user’s tree', async () => {
+    const dir = await userRepo();
+    const before = await snapshot(dir);
+    const result = await run(dir, ['--json', '--', '- write a.txt A\n- write b.txt B']);
+    expect(result.stderr).toContain('phase 1/3: implement');
+    expect(result.code).toBe(0);
+    const out = JSON.parse(result.stdout) as RunJson;
+    expect(out).toEqual({
+      runId: expect.stringMatching(/^\d{14}-[0-9a-f]{6}$/),
+      status: 'succeeded',
+      branch: `musubi/${out.runId}`,
+      baseCommit: git(dir, 'rev-parse', 'HEAD').trim(),
+      headCommit: git(dir, 'rev-parse', out.branch).trim(),
+      filesChanged: ['a.txt', 'b.txt'],
+      tests: null,
+      conflicts: 0,
+      turns: 5,
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      reason: null,
+    });
+    expect(git(dir, 'show', `${out.branch}:a.txt`)).toBe('A\n');
+    expect(git(dir, 'show', `${out.branch}:b.txt`)).toBe('B\n');
+    expect(await snapshot(dir)).toBe(before);
+    expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+
+    const list = await runCli(['runs', '--repo', dir], { cwd: dir, env });
+    expect(list.stdout).toContain(`${out.runId}  succeeded`);
+    const shown = await runCli(['runs', 'show', out.runId, '--repo', dir, '--json'], { cwd: dir, env });
+    expect(JSON.parse(shown.stdout)).toEqual(out);
+    const text = await runCli(['runs', 'show', out.runId, '--repo', dir], { cwd: dir, env });
+    expect(text.stdout).toMatch(/run \S+: succeeded[\s\S]*a\.txt \| 1 \+[\s\S]*2 files changed/);
+  });
+
+  it('records a conflict, hands it to a resolver turn and fails naming the file when it stays', async () => {
+    const dir = await userRepo();
+    const before = await snapshot(dir);
+    const result = await run(dir, ['--json', '--', '- write same.txt A\n- write same.txt B']);
+    expect(result.code).toBe(1);
+    const out = JSON.parse(result.stdout) as RunJson & { reason: string };
+    expect(out).toMatchObject({ status: 'failed', conflicts: 1, turns: 4 });
+    expect(out.reason).toMatch(/conflicted in same\.txt/);
+    expect(result.stderr).toContain('conflicts in same.txt; asking a resolver');
+    expect(await snapshot(dir)).toBe(before);
+  });
+
+  it('gives the agents one more implement round with the failing test output, then reports the verdict', async () => {
+    const dir = await userRepo();
+    // The test prints an instruction line when c.txt is missing; the scripted agent follows it in the fix round.
+    const check = "process.exit(require('fs').existsSync('c.txt') ? 0 : (console.log('write c.txt C'), 1))";
+    const result = await run(dir, ['--json', '--test', `node -e "${check}"`, '--', '- write a.txt A']);
+    const out = JSON.parse(result.stdout) as RunJson;
+    expect(result.stderr).toMatch(/tests failed \(exit 1\)[\s\S]*phase 1\/1: fix1[\s\S]*tests passed/);
+    expect(out.status).toBe('succeeded');
+    expect(out.tests).toEqual({ command: `node -e "${check}"`, exitCode: 0, passed: true });
+    expect(out.filesChanged).toEqual(['a.txt', 'c.txt']);
+    expect(result.code).toBe(0);
+  });
+
+  it('says how to start a repository when the folder is not one', async () => {
+    const dir = await tempDir('musubi-run-plain-');
+    const result = await run(dir, ['write a.txt A']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/RUN_NOT_A_REPOSITORY: .* is not in a git repository.*git init/);
+    expect(existsSync(join(dir, '.musubi'))).toBe(false);
+    const usage = await run(dir, []);
+    expect(usage.code).toBe(2);
+  });
+
+  it('resumes after kill -9: a finished subtask does not run again and the run completes', async () => {
+    const dir = await userRepo();
+    const side = await tempDir('musubi-run-side-');
+    const count = join(side, 'count.js');
+    const block = join(side, 'block.js');
+    const log = join(side, 'log.txt');
+    const release = join(side, 'release');
+    await writeFile(count, `require('fs').appendFileSync(${JSON.stringify(log)}, 'one\\n');`);
+    await writeFile(
+      block,
+      `require('fs').appendFileSync(${JSON.stringify(log)}, 'two\\n');` +
+        `const t = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(release)})) { clearInterval(t); require('fs').writeFileSync('late.txt', 'L\\n'); } }, 50);`,
+    );
+    const goal = `- run node ${count}\n- run node ${block}`;
+    const child = spawn(
+      process.execPath,
+      ['--import', TSX_LOADER, CLI_ENTRY, 'run', '--agent', 'scripted', '--repo', dir, '--json', '--', goal],
+      {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    const deadline = Date.now() + 30_000;
+    while (!(/✔ worker 1 \S+-implement-sub1/.test(stderr) && /▶ worker 2/.test(stderr))) {
+      if (Date.now() > deadline) throw new Error(`the run never got to both subtasks:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const runId = /▶ worker \d (\S+)-implement-sub\d/.exec(stderr)?.[1] ?? '';
+    expect(runId).not.toBe('');
+    await writeFile(release, '');
+    const listed = await runCli(['runs', '--repo', dir], { cwd: dir, env });
+    expect(listed.stdout).toContain(`${runId}  running`);
+
+    const resumed = await runCli(['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json'], {
+      cwd: dir,
+      env,
+      timeoutMs: 60_000,
+    });
+    expect(resumed.stderr).toContain(`${runId}-implement-sub1: done in an earlier attempt, not run again`);
+    const out = JSON.parse(resumed.stdout) as RunJson;
+    expect(out.status).toBe('succeeded');
+    expect(out.filesChanged).toEqual(['late.txt']);
+    expect((await readFile(log, 'utf8')).split('\n').filter((l) => l === 'one')).toHaveLength(1);
+    expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    expect(resumed.code).toBe(0);
+  });
+});
