@@ -38,6 +38,8 @@ export interface StartRunOptions extends Omit<OpenHubOptions, 'cwd' | 'ids'> {
   readonly apply?: boolean;
   /** Worker turn timeout. */
   readonly turnTimeoutMs?: number;
+  /** How long a silent turn may go before it counts as stalled. */
+  readonly stallMs?: number;
 }
 
 const DEFAULT_WORKERS = 2;
@@ -143,6 +145,7 @@ async function execute(o: StartRunOptions, record: RunRecord, isNew: boolean): P
         signal: o.signal,
         ...(o.apply !== undefined && { apply: o.apply }),
         ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+        ...(o.stallMs !== undefined && { stallMs: o.stallMs }),
       },
       record,
     );

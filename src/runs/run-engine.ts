@@ -31,6 +31,7 @@ export type RunProgress =
       readonly summary: string;
     }
   | { readonly kind: 'skipped'; readonly subtask: string }
+  | { readonly kind: 'stalled'; readonly cwd: string; readonly silentMs: number; readonly attempt: number }
   | { readonly kind: 'conflict'; readonly subtask: string; readonly files: readonly string[] }
   | { readonly kind: 'tests'; readonly passed: boolean; readonly exitCode: number }
   | { readonly kind: 'usage'; readonly usage: RunRecord['usage'] };
@@ -60,6 +61,11 @@ export interface RunEngineDeps {
   readonly signal: AbortSignal;
   /** Timeout of one worker turn; default 20 min. */
   readonly turnTimeoutMs?: number;
+  /**
+   * A turn that emits no event (output line, message) for this long is stalled: reported, cancelled
+   * and run again like a crash. Default 5 min.
+   */
+  readonly stallMs?: number;
   /** Merge the run branch into the user's current branch at the end (only when their tree is clean). */
   readonly apply?: boolean;
 }
@@ -72,6 +78,7 @@ export interface RunResult {
 }
 
 const TURN_TIMEOUT_MS = 20 * 60_000;
+const STALL_MS = 5 * 60_000;
 /** A turn whose agent process was killed from outside runs again, at most this many times. */
 const MAX_TURN_ATTEMPTS = 3;
 const MAX_FIX_ROUNDS = 1;
@@ -187,8 +194,30 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
     cwd: string,
     timeoutMs = deps.turnTimeoutMs ?? TURN_TIMEOUT_MS,
   ): Promise<TurnOutcome> => {
+    const stallMs = deps.stallMs ?? STALL_MS;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await runTurn(runner, { prompt, cwd, timeoutMs, signal: stop.signal });
+      // Each attempt has its own signal: the run's stop, or this turn going silent for stallMs.
+      const attemptStop = new AbortController();
+      const onStop = (): void => attemptStop.abort();
+      stop.signal.addEventListener('abort', onStop, { once: true });
+      let isStalled = false;
+      let watchdog = clock.setTimer(() => undefined, Infinity);
+      const arm = (): void => {
+        watchdog.cancel();
+        watchdog = clock.setTimer(() => {
+          isStalled = true;
+          report({ kind: 'stalled', cwd, silentMs: stallMs, attempt });
+          attemptStop.abort();
+        }, stallMs);
+      };
+      arm();
+      const raw = await runTurn(runner, { prompt, cwd, timeoutMs, signal: attemptStop.signal, onEvent: arm });
+      watchdog.cancel();
+      stop.signal.removeEventListener('abort', onStop);
+      const outcome: TurnOutcome =
+        isStalled && !stop.signal.aborted
+          ? { kind: 'crashed', reason: `stalled: no output for ${Math.round(stallMs / 1000)} s` }
+          : raw;
       const usage = outcome.kind === 'finished' ? outcome.usage : undefined;
       await save({
         turns: record.turns + 1,
@@ -197,10 +226,12 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
       });
       if (usage !== undefined) report({ kind: 'usage', usage: record.usage });
       if (outcome.kind !== 'crashed' || attempt >= MAX_TURN_ATTEMPTS) return outcome;
-      deps.logger.warn(
-        { runId: record.id, reason: outcome.reason, attempt },
-        'agent turn crashed; running it again',
-      );
+      // A stall was reported as progress already; a crash from outside is worth a log line.
+      if (!isStalled)
+        deps.logger.warn(
+          { runId: record.id, reason: outcome.reason, attempt },
+          'agent turn crashed; running it again',
+        );
     }
   };
 
@@ -291,8 +322,12 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         const conflict = { subtask: entry.id, files: merged.files, isResolved: false };
         await save({ conflicts: [...record.conflicts, conflict] });
         await turn(deps.resolverRunner, resolverPrompt(record.goal, entry.id, merged.files), integration);
+        if (stop.signal.aborted) {
+          await git.run(integration, ['merge', '--abort']);
+          throw new BudgetStop(stopReason ?? 'interrupted');
+        }
         const left = await hasConflictMarkers(integration, merged.files);
-        if (left.length > 0 || stop.signal.aborted) {
+        if (left.length > 0) {
           await git.run(integration, ['merge', '--abort']);
           await save({
             reason: `merging ${entry.id} conflicted in ${merged.files.join(', ')}; the resolver left conflict markers in ${left.join(', ') || 'them'}`,

@@ -197,4 +197,21 @@ describe('musubi run', () => {
     expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
     expect(resumed.code).toBe(0);
   });
+
+  it('marks a silent turn stalled, stops it and runs it again, then fails the subtask', async () => {
+    const dir = await userRepo();
+    const result = await run(dir, [
+      '--json',
+      '--stall-seconds',
+      '0.5',
+      '--',
+      '- sleep 60000\n- write q.txt Q',
+    ]);
+    const out = JSON.parse(result.stdout) as RunJson & { reason: string };
+    expect(result.stderr.match(/a turn went silent for 1 s \(attempt \d\)/g)).toHaveLength(3);
+    expect(result.stderr).toMatch(/✘ worker 1 \S+-implement-sub1: stalled: no output for 1 s/);
+    expect(out).toMatchObject({ status: 'failed', filesChanged: ['q.txt'] });
+    expect(out.reason).toMatch(/1 subtask\(s\) failed: \S+-implement-sub1/);
+    expect(result.code).toBe(1);
+  });
 });

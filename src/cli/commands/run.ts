@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { MusubiError } from '../../core/errors.js';
 import type { RunRecord } from '../../runs/run-record.js';
 import type { CliContext } from '../cli-context.js';
@@ -19,6 +19,8 @@ interface RunFlags {
   readonly goalFile?: string;
   readonly resume?: string;
   readonly apply?: boolean;
+  readonly stallSeconds?: number;
+  readonly turnTimeout?: number;
 }
 
 function positiveInt(flag: string) {
@@ -123,6 +125,8 @@ async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags
       if (line !== undefined) out.write(`${line}\n`);
     },
     ...(flags.apply !== undefined && { apply: flags.apply }),
+    ...(flags.stallSeconds !== undefined && { stallMs: flags.stallSeconds * 1000 }),
+    ...(flags.turnTimeout !== undefined && { turnTimeoutMs: flags.turnTimeout * 1000 }),
   };
   try {
     const result =
@@ -215,9 +219,17 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON object at the end (progress goes to stderr)')
     .option('--keep-worktrees', 'leave the worktrees and worker branches in place')
     .option('--apply', 'merge the result into your current branch at the end (only when your tree is clean)')
-    .addOption(
-      new Option('--resume <run-id>', 'continue a stopped or killed run from its last finished step'),
+    .option(
+      '--stall-seconds <s>',
+      'a turn silent this long is stopped and run again (default 300)',
+      positiveNumber('--stall-seconds'),
     )
+    .option(
+      '--turn-timeout <s>',
+      'the longest one turn may take (default 1200)',
+      positiveNumber('--turn-timeout'),
+    )
+    .option('--resume <run-id>', 'continue a stopped or killed run from its last finished step')
     .action((goal: string | undefined, flags: RunFlags) => run(ctx, goal, flags));
   const list = program
     .command('runs')

@@ -18,6 +18,8 @@ export function progressLine(p: RunProgress): string | undefined {
       return `  ▶ worker ${p.worker} ${p.subtask}: ${oneLine(p.instruction, 90)}`;
     case 'turn-finished':
       return `  ${p.succeeded ? '✔' : '✘'} worker ${p.worker} ${p.subtask}: ${oneLine(p.summary, 90)}`;
+    case 'stalled':
+      return `  … a turn went silent for ${Math.round(p.silentMs / 1000)} s (attempt ${p.attempt}); stopping it to run it again`;
     case 'skipped':
       return `  · ${p.subtask}: done in an earlier attempt, not run again`;
     case 'conflict':
