@@ -5,6 +5,7 @@ import { runTurn, type AgentTurn, type TurnOutcome } from '../agents/agent-turn.
 import type { Bus } from '../bus/bus.types.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import { SerialQueue } from '../core/serial-queue.js';
 import type { SubtaskDispatcher } from '../teams/three-phase/phase-dispatch.js';
 import type { JobPlan } from '../teams/three-phase/plan-extraction.js';
 import type { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
@@ -100,6 +101,14 @@ function summaryOf(output: string): string {
   return text.length <= SUMMARY_CHARS ? text : `${text.slice(0, SUMMARY_CHARS - 1)}…`;
 }
 
+/** The goal as context, each line quoted (`> `) so no line of it reads as the task itself. */
+function quoted(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
+}
+
 /** The worker prompt: the goal for context, then the one subtask, with what the worktree is. */
 export function workerPrompt(goal: string, phase: string, instruction: string): string {
   return [
@@ -107,8 +116,8 @@ export function workerPrompt(goal: string, phase: string, instruction: string): 
     'You work in your own git worktree of the repository; other workers have their own. Change files',
     'only for your task below; musubi commits and merges your changes when your turn ends.',
     '',
-    'Goal:',
-    goal,
+    'Goal (for context):',
+    quoted(goal),
     '',
     'Your task:',
     instruction,
@@ -124,8 +133,8 @@ export function resolverPrompt(goal: string, subtask: string, files: readonly st
     'Resolve every conflict (the <<<<<<< ======= >>>>>>> blocks) so that both changes serve the goal,',
     'and leave no conflict marker. Do not commit; musubi concludes the merge.',
     '',
-    'Goal:',
-    goal,
+    'Goal (for context):',
+    quoted(goal),
   ].join('\n');
 }
 
@@ -159,9 +168,12 @@ async function hasConflictMarkers(dir: string, files: readonly string[]): Promis
 export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promise<RunResult> {
   const { git, ledger, worktrees, clock, signal } = deps;
   let record: RunRecord = { ...initial, status: 'running', reason: null, finishedAt: null };
+  // Parallel workers change the record at once: each change applies at once (in JS order), and the
+  // writes go out one after another, each with the newest record.
+  const writes = new SerialQueue();
   const save = async (change: Partial<RunRecord>): Promise<void> => {
     record = { ...record, ...change, updatedAt: clock.now() };
-    await ledger.save(record);
+    await writes.run(() => ledger.save(record));
   };
   const publish = (type: `run.${string}`, data: Record<string, unknown>): void =>
     void deps.bus.publish({ type, data: { runId: record.id, ...data } }).catch(() => undefined);
