@@ -24,6 +24,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   mcp: async () => (await import('./commands/mcp.js')).registerMcpCommands,
   neko: async () => (await import('./commands/neko.js')).registerNekoCommands,
   dev: async () => (await import('./commands/dev.js')).registerDevCommands,
+  init: async () => (await import('./commands/init.js')).registerInitCommand,
   run: async () => (await import('./commands/run.js')).registerRunCommands,
   runs: async () => (await import('./commands/run.js')).registerRunCommands,
 };

@@ -214,4 +214,33 @@ describe('musubi run', () => {
     expect(out.reason).toMatch(/1 subtask\(s\) failed: \S+-implement-sub1/);
     expect(result.code).toBe(1);
   });
+
+  it('takes its team and agents from musubi.yaml, and refuses a pattern it cannot drive', async () => {
+    const dir = await userRepo();
+    const yaml = [
+      'agents:',
+      '  planner: { backend: scripted }',
+      '  builder: { backend: scripted }',
+      'teams:',
+      '  pair: { pattern: three-phase, agents: [planner, builder] }',
+      '  office: { pattern: org, agents: [planner] }',
+      '',
+    ].join('\n');
+    const config = join(await tempDir('musubi-run-config-'), 'musubi.yaml');
+    await writeFile(config, yaml);
+    const ok = await runCli(
+      ['--config', config, 'run', '--team', 'pair', '--repo', dir, '--json', '--', '- write a.txt A'],
+      { cwd: dir, env, timeoutMs: 60_000 },
+    );
+    expect(ok.code).toBe(0);
+    expect((JSON.parse(ok.stdout) as RunJson).filesChanged).toEqual(['a.txt']);
+    const refused = await runCli(['--config', config, 'run', '--team', 'office', '--repo', dir, 'x'], {
+      cwd: dir,
+      env,
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      "USAGE_INVALID: musubi run cannot drive team 'office' (pattern org) yet",
+    );
+  });
 });
