@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AgentRunner } from '../agents/agent-runner.js';
+import type { AgentRunEvent, AgentRunner } from '../agents/agent-runner.js';
 import { runTurn, type AgentTurn, type TurnOutcome } from '../agents/agent-turn.js';
 import type { Bus } from '../bus/bus.types.js';
 import type { Clock } from '../core/clock.js';
@@ -32,6 +32,8 @@ export type RunProgress =
       readonly summary: string;
     }
   | { readonly kind: 'skipped'; readonly subtask: string }
+  /** What a running turn's agent just said (its structured `message` events), cut to one line. */
+  | { readonly kind: 'activity'; readonly subtask: string; readonly worker: number; readonly text: string }
   | { readonly kind: 'stalled'; readonly cwd: string; readonly silentMs: number; readonly attempt: number }
   | { readonly kind: 'conflict'; readonly subtask: string; readonly files: readonly string[] }
   | { readonly kind: 'tests'; readonly passed: boolean; readonly exitCode: number }
@@ -205,6 +207,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
     prompt: string,
     cwd: string,
     timeoutMs = deps.turnTimeoutMs ?? TURN_TIMEOUT_MS,
+    onMessage?: (text: string) => void,
   ): Promise<TurnOutcome> => {
     const stallMs = deps.stallMs ?? STALL_MS;
     for (let attempt = 1; ; attempt++) {
@@ -223,7 +226,11 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         }, stallMs);
       };
       arm();
-      const raw = await runTurn(runner, { prompt, cwd, timeoutMs, signal: attemptStop.signal, onEvent: arm });
+      const onEvent = (event: AgentRunEvent): void => {
+        arm();
+        if (event.type === 'message' && onMessage !== undefined) onMessage(event.text);
+      };
+      const raw = await runTurn(runner, { prompt, cwd, timeoutMs, signal: attemptStop.signal, onEvent });
       watchdog.cancel();
       stop.signal.removeEventListener('abort', onStop);
       const outcome: TurnOutcome =
@@ -296,6 +303,11 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         deps.workerRunner(worker),
         workerPrompt(record.goal, phaseName, subtask.instruction),
         dir,
+        undefined,
+        (text) => {
+          const line = summaryOf(text);
+          if (line !== '') report({ kind: 'activity', subtask: subtask.id, worker, text: line });
+        },
       );
       if (outcome.kind === 'canceled') throw new BudgetStop(stopReason ?? 'interrupted');
       const output = outcome.kind === 'finished' ? outcome.output : outcome.reason;

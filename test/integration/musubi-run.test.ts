@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
+import { runCliOnTty } from '../fixtures/run-cli-tty.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -242,5 +243,22 @@ describe('musubi run', () => {
     expect(refused.stderr).toContain(
       "USAGE_INVALID: musubi run cannot drive team 'office' (pattern org) yet",
     );
+  });
+
+  it('on a terminal keeps a status block with the phase bar, tokens and cost below the milestone lines', async () => {
+    const dir = await userRepo();
+    const result = await runCliOnTty(
+      ['run', '--agent', 'scripted', '--repo', dir, '--', '- write a.txt A\n- write b.txt B'],
+      {
+        cwd: dir,
+        env: { ...env, COLUMNS: '100' },
+        timeoutMs: 60_000,
+      },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/implement 1\/3 \[█{10}░{10}\] 1\/2 · 0 tokens, \$0\.0000/);
+    expect(result.stdout).toMatch(/review 3\/3 \[█{20}\] 1\/1/);
+    expect(result.stdout).toContain('\x1b[');
+    expect(result.stdout).toMatch(/run \S+: succeeded/);
   });
 });

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { MusubiError } from '../../core/errors.js';
+import type { RunProgress } from '../../runs/run-engine.js';
 import type { RunRecord } from '../../runs/run-record.js';
 import type { CliContext } from '../cli-context.js';
 import { stopSignals } from '../stop-signals.js';
@@ -109,21 +110,22 @@ async function report(ctx: CliContext, record: RunRecord, json: boolean): Promis
 async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags): Promise<void> {
   const repo = resolve(flags.repo ?? process.cwd());
   const base = await context(ctx);
-  const [{ startRun, resumeRun }, { progressLine, exitCodeOf }] = await Promise.all([
+  const [{ startRun, resumeRun }, { createRunView, exitCodeOf }] = await Promise.all([
     import('../../hub/start-run.js'),
     import('../run/run-view.js'),
   ]);
   const json = flags.json === true;
   const out = json ? ctx.stderr : ctx.stdout;
+  const isTty = 'isTTY' in out && out.isTTY === true && ctx.env['TERM'] !== 'dumb';
+  const ttyColumns = 'columns' in out && typeof out.columns === 'number' ? out.columns : 0;
+  const columns = ttyColumns > 0 ? ttyColumns : Number(ctx.env['COLUMNS'] ?? '') || 100;
+  const view = createRunView({ out, isTty, columns });
   const signals = stopSignals();
   const options = {
     ...base,
     env: ctx.env,
     signal: signals.signal,
-    onProgress: (p: Parameters<typeof progressLine>[0]) => {
-      const line = progressLine(p);
-      if (line !== undefined) out.write(`${line}\n`);
-    },
+    onProgress: (p: RunProgress) => view.update(p),
     ...(flags.apply !== undefined && { apply: flags.apply }),
     ...(flags.stallSeconds !== undefined && { stallMs: flags.stallSeconds * 1000 }),
     ...(flags.turnTimeout !== undefined && { turnTimeoutMs: flags.turnTimeout * 1000 }),
@@ -146,6 +148,7 @@ async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags
             ...(flags.budgetTokens !== undefined && { budgetTokens: flags.budgetTokens }),
             ...(flags.keepWorktrees !== undefined && { keepWorktrees: flags.keepWorktrees }),
           });
+    view.close();
     await report(ctx, result.record, json);
     if (result.applied !== undefined) {
       out.write(

@@ -27,6 +27,7 @@ export function progressLine(p: RunProgress): string | undefined {
     case 'tests':
       return `  tests ${p.passed ? 'passed' : `failed (exit ${p.exitCode})`}`;
     case 'usage':
+    case 'activity':
       return undefined;
   }
 }
@@ -94,4 +95,85 @@ export function summaryLines(record: RunRecord, diffStat: string): string[] {
 export function listLine(record: RunRecord): string {
   const when = new Date(record.createdAt).toISOString().replace('T', ' ').slice(0, 19);
   return `${record.id}  ${record.status.padEnd(9)}  ${when}  ${oneLine(record.goal, 60)}`;
+}
+
+/** Draws a run: milestone lines, and on a terminal a status block redrawn below them. */
+export interface RunView {
+  update(progress: RunProgress): void;
+  /** Removes nothing; the last status block stays above what is printed next. */
+  close(): void;
+}
+
+const BAR_WIDTH = 20;
+
+/**
+ * The terminal view of `musubi run`: every milestone as a line (what a log file gets too); on a
+ * terminal also, kept at the bottom and redrawn in place, the current phase's bar, tokens and cost so
+ * far, and each running worker's latest activity from its turn's structured events.
+ */
+export function createRunView(o: {
+  readonly out: NodeJS.WritableStream;
+  readonly isTty: boolean;
+  readonly columns: number;
+}): RunView {
+  let phase = { name: '', index: 0, count: 0, subtasks: 0, done: 0 };
+  let plan: readonly { name: string; subtasks: number }[] = [];
+  let usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  const running = new Map<string, { worker: number; text: string }>();
+  let drawn = 0;
+  const width = Math.max(40, o.columns) - 1;
+  const fit = (text: string): string => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
+
+  const block = (): string[] => {
+    if (phase.name === '') return [];
+    const share = phase.subtasks === 0 ? 0 : Math.min(1, phase.done / phase.subtasks);
+    const filled = Math.round(share * BAR_WIDTH);
+    const bar = `[${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}]`;
+    const spent = `${usage.inputTokens + usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}`;
+    return [
+      fit(
+        `  ${phase.name} ${phase.index + 1}/${phase.count} ${bar} ${phase.done}/${phase.subtasks} · ${spent}`,
+      ),
+      ...[...running.entries()].map(([id, r]) =>
+        fit(`    worker ${r.worker} ${id.replace(/^.*-(?=[^-]+-sub\d+$)/, '')}: ${r.text}`),
+      ),
+    ];
+  };
+  const write = (lines: readonly string[]): void => {
+    if (!o.isTty) {
+      for (const line of lines) o.out.write(`${line}\n`);
+      return;
+    }
+    const clear = drawn > 0 ? `\x1b[${drawn}F\x1b[J` : '';
+    const status = block();
+    o.out.write(`${clear}${[...lines.map(fit), ...status].map((l) => `${l}\n`).join('')}`);
+    drawn = status.length;
+  };
+
+  return {
+    update(p) {
+      if (p.kind === 'planned') plan = p.phases;
+      if (p.kind === 'phase') {
+        const subtasks = plan.find((ph) => ph.name === p.name)?.subtasks ?? 1;
+        phase = { name: p.name, index: p.index, count: p.count, subtasks, done: 0 };
+      }
+      if (p.kind === 'turn-started') running.set(p.subtask, { worker: p.worker, text: 'starting' });
+      if (p.kind === 'turn-finished' || p.kind === 'skipped') {
+        running.delete(p.subtask);
+        phase = { ...phase, done: phase.done + 1 };
+      }
+      if (p.kind === 'activity') {
+        const r = running.get(p.subtask);
+        if (r !== undefined) running.set(p.subtask, { ...r, text: p.text });
+      }
+      if (p.kind === 'usage') usage = p.usage;
+      const line = progressLine(p);
+      if (line !== undefined) write([line]);
+      else if (o.isTty) write([]);
+    },
+    close() {
+      running.clear();
+      if (o.isTty) write([]);
+    },
+  };
 }
