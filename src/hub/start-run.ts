@@ -8,7 +8,9 @@ import { RunLedger, ZERO_USAGE, type RunRecord } from '../runs/run-record.js';
 import { RunWorktrees } from '../runs/worktrees.js';
 import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
 import { createHubRunners } from './hub-runners.js';
-import { openHub, type OpenHubOptions } from './hub.js';
+import { httpSetup } from './gateway-setups.js';
+import { openHub, type Hub, type OpenHubOptions } from './hub.js';
+import { startConfiguredHub } from './start-configured-hub.js';
 
 /** The teams `musubi run` can drive today. */
 export const RUN_TEAMS = ['three-phase'] as const;
@@ -40,6 +42,9 @@ export interface StartRunOptions extends Omit<OpenHubOptions, 'cwd' | 'ids'> {
   readonly turnTimeoutMs?: number;
   /** How long a silent turn may go before it counts as stalled. */
   readonly stallMs?: number;
+  /** Serve the dashboard on the run's store while it runs (port 0: any free port); its URL goes to `onDashboard`. */
+  readonly dashboardPort?: number;
+  readonly onDashboard?: (url: string) => void;
 }
 
 const DEFAULT_WORKERS = 2;
@@ -112,13 +117,26 @@ async function execute(o: StartRunOptions, record: RunRecord, isNew: boolean): P
   const { gitDir } = await repository(git, record.repo);
   const config = { ...o.config, store: runStoreOf(o.config, gitDir) };
   const { createIdGenerator } = await import('../core/ids.js');
-  const hub = await openHub({
+  const base = {
     config,
     cwd: record.repo,
     logger: o.logger,
     clock: o.clock,
     ids: createIdGenerator(o.clock),
-  });
+  };
+  let hub: Hub;
+  if (o.dashboardPort === undefined) hub = await openHub(base);
+  else {
+    const configured = await startConfiguredHub({
+      ...base,
+      env: o.env,
+      installed: o.installed,
+      gateways: { http: { ...httpSetup(config, record.repo), port: o.dashboardPort } },
+    });
+    hub = configured;
+    const url = configured.byKind.http?.url();
+    if (url !== undefined) o.onDashboard?.(url);
+  }
   try {
     const ledger = new RunLedger(hub.bus.kv);
     if (isNew) await ledger.create(record);

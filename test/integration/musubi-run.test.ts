@@ -261,4 +261,32 @@ describe('musubi run', () => {
     expect(result.stdout).toContain('\x1b[');
     expect(result.stdout).toMatch(/run \S+: succeeded/);
   });
+
+  it('with --dashboard serves the dashboard on the run’s store while it runs, run events included', async () => {
+    const dir = await userRepo();
+    const side = await tempDir('musubi-run-probe-');
+    const probe = join(side, 'probe.js');
+    // A worker turn reads the dashboard's URL file and waits on its event stream for the run's own events.
+    await writeFile(
+      probe,
+      [
+        "const fs = require('fs');",
+        'const { url } = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));',
+        'const ac = new AbortController();',
+        "fetch(url + 'api/events?after=0', { signal: ac.signal }).then(async (r) => {",
+        "  let text = '';",
+        '  for await (const chunk of r.body) {',
+        '    text += Buffer.from(chunk).toString();',
+        "    if (text.includes('run.turn-started')) { fs.writeFileSync('seen.txt', 'run.turn-started\\n'); ac.abort(); return; }",
+        '  }',
+        "}).catch((e) => { if (e.name !== 'AbortError') { console.error(e); process.exit(1); } });",
+      ].join('\n'),
+    );
+    const urlFile = join(dir, '.git', 'musubi', 'dashboard.json');
+    const result = await run(dir, ['--dashboard', '--json', '--', `- run node ${probe} ${urlFile}`]);
+    expect(result.stderr).toMatch(/^dashboard: http:\/\/127\.0\.0\.1:\d+\//m);
+    const out = JSON.parse(result.stdout) as RunJson;
+    expect(out.status).toBe('succeeded');
+    expect(git(dir, 'show', `${out.branch}:seen.txt`)).toBe('run.turn-started\n');
+  });
 });

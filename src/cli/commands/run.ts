@@ -5,6 +5,7 @@ import { MusubiError } from '../../core/errors.js';
 import type { RunProgress } from '../../runs/run-engine.js';
 import type { RunRecord } from '../../runs/run-record.js';
 import type { CliContext } from '../cli-context.js';
+import { parseNonNegativeInt } from '../option-parsers.js';
 import { stopSignals } from '../stop-signals.js';
 
 interface RunFlags {
@@ -21,6 +22,8 @@ interface RunFlags {
   readonly resume?: string;
   readonly apply?: boolean;
   readonly stallSeconds?: number;
+  readonly dashboard?: boolean;
+  readonly dashboardPort?: number;
   readonly turnTimeout?: number;
 }
 
@@ -128,6 +131,10 @@ async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags
     onProgress: (p: RunProgress) => view.update(p),
     ...(flags.apply !== undefined && { apply: flags.apply }),
     ...(flags.stallSeconds !== undefined && { stallMs: flags.stallSeconds * 1000 }),
+    ...((flags.dashboard === true || flags.dashboardPort !== undefined) && {
+      dashboardPort: flags.dashboardPort ?? 0,
+      onDashboard: (url: string) => out.write(`dashboard: ${url}\n`),
+    }),
     ...(flags.turnTimeout !== undefined && { turnTimeoutMs: flags.turnTimeout * 1000 }),
   };
   try {
@@ -232,6 +239,8 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       'the longest one turn may take (default 1200)',
       positiveNumber('--turn-timeout'),
     )
+    .option('--dashboard', 'serve the dashboard on the run’s store while it runs (a free loopback port)')
+    .option('--dashboard-port <port>', 'the dashboard on this port', parseNonNegativeInt('--dashboard-port'))
     .option('--resume <run-id>', 'continue a stopped or killed run from its last finished step')
     .action((goal: string | undefined, flags: RunFlags) => run(ctx, goal, flags));
   const list = program
