@@ -4,7 +4,7 @@ import { DEFAULT_STORE_URL, type Config } from '../core/config.schema.js';
 import { MusubiError } from '../core/errors.js';
 import { Git } from '../runs/git.js';
 import { executeRun, type RunProgress, type RunResult } from '../runs/run-engine.js';
-import { RunLedger, ZERO_USAGE, type RunRecord } from '../runs/run-record.js';
+import { newRunRecord, RunLedger, type RunRecord } from '../runs/run-record.js';
 import { RunWorktrees } from '../runs/worktrees.js';
 import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
 import { createHubRunners } from './hub-runners.js';
@@ -191,38 +191,24 @@ export async function startRun(o: StartRunOptions, request: RunRequest): Promise
     );
   }
   const now = o.clock.now();
-  const id = newRunId(now);
-  const record: RunRecord = {
-    id,
-    goal: request.goal,
-    repo: top,
-    baseCommit: head,
-    branch: `musubi/${id}`,
-    team,
-    agent: request.agent ?? null,
-    workers: request.workers ?? DEFAULT_WORKERS,
-    test: request.test ?? null,
-    budget: {
-      ...(request.budgetUsd !== undefined && { usd: request.budgetUsd }),
-      ...(request.budgetTokens !== undefined && { tokens: request.budgetTokens }),
+  const record = newRunRecord(
+    {
+      id: newRunId(now),
+      goal: request.goal,
+      repo: top,
+      baseCommit: head,
+      team,
+      agent: request.agent ?? null,
+      workers: request.workers ?? DEFAULT_WORKERS,
+      test: request.test ?? null,
+      budget: {
+        ...(request.budgetUsd !== undefined && { usd: request.budgetUsd }),
+        ...(request.budgetTokens !== undefined && { tokens: request.budgetTokens }),
+      },
+      keepWorktrees: request.keepWorktrees === true,
     },
-    keepWorktrees: request.keepWorktrees === true,
-    status: 'running',
-    reason: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-    plan: null,
-    phasesDone: 0,
-    subtasks: {},
-    fixRounds: 0,
-    tests: null,
-    conflicts: [],
-    headCommit: null,
-    turns: 0,
-    retries: 0,
-    usage: ZERO_USAGE,
-  };
+    now,
+  );
   runnersOf(o, undefined, record); // refuses an unknown backend before anything is recorded
   return execute(o, record, true);
 }

@@ -83,15 +83,7 @@ export class Git {
     await this.out(cwd, ['add', '-A']);
     const staged = await this.run(cwd, ['diff', '--cached', '--quiet']);
     if (staged.code === 0) return false;
-    await this.out(cwd, [
-      ...(await this.#identityArgs(cwd)),
-      'commit',
-      '--no-verify',
-      '--no-gpg-sign',
-      '-q',
-      '-m',
-      message,
-    ]);
+    await this.#commit(cwd, ['-m', message]);
     return true;
   }
 
@@ -110,7 +102,6 @@ export class Git {
       '--no-ff',
       '--no-verify',
       '--no-gpg-sign',
-      '-q',
       '-m',
       message,
       branch,
@@ -137,20 +128,25 @@ export class Git {
   /** Concludes a merge whose conflicts were resolved (everything staged, musubi's commit). */
   async concludeMerge(cwd: string): Promise<void> {
     await this.out(cwd, ['add', '-A']);
-    await this.out(cwd, [
-      ...(await this.#identityArgs(cwd)),
-      'commit',
-      '--no-verify',
-      '--no-gpg-sign',
-      '-q',
-      '--no-edit',
-    ]);
+    await this.#commit(cwd, ['--no-edit']);
   }
 
   /** The files changed between two commits. */
   async changedFiles(cwd: string, from: string, to: string): Promise<string[]> {
     const out = await this.out(cwd, ['diff', '--name-only', '-z', from, to]);
     return out.split('\0').filter((f) => f !== '');
+  }
+
+  /** musubi's own commit: no hooks, no signing, the fallback identity when the repository has none. */
+  async #commit(cwd: string, args: readonly string[]): Promise<void> {
+    await this.out(cwd, [
+      ...(await this.#identityArgs(cwd)),
+      'commit',
+      '--no-verify',
+      '--no-gpg-sign',
+      '-q',
+      ...args,
+    ]);
   }
 
   async #identityArgs(cwd: string): Promise<readonly string[]> {

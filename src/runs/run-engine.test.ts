@@ -10,7 +10,7 @@ import { FakeAgentRunner } from '../../test/fakes/fake-agent-runner.js';
 import { memoryBus } from '../../test/fixtures/memory-bus.js';
 import { Git } from './git.js';
 import { executeRun } from './run-engine.js';
-import { RunLedger, ZERO_USAGE, type RunRecord } from './run-record.js';
+import { newRunRecord, RunLedger, type RunRecord } from './run-record.js';
 import { RunWorktrees } from './worktrees.js';
 
 const dirs: string[] = [];
@@ -38,34 +38,15 @@ async function repo(): Promise<{ dir: string; head: string }> {
 }
 
 function record(dir: string, head: string, budget: RunRecord['budget']): RunRecord {
-  return {
+  const start = {
     id: 'r1',
     goal: 'two files',
     repo: dir,
     baseCommit: head,
-    branch: 'musubi/r1',
     team: 'three-phase',
     agent: null,
-    workers: 1,
-    test: null,
-    budget,
-    keepWorktrees: false,
-    status: 'running',
-    reason: null,
-    createdAt: 0,
-    updatedAt: 0,
-    finishedAt: null,
-    plan: null,
-    phasesDone: 0,
-    subtasks: {},
-    fixRounds: 0,
-    tests: null,
-    conflicts: [],
-    headCommit: null,
-    turns: 0,
-    retries: 0,
-    usage: ZERO_USAGE,
   };
+  return newRunRecord({ ...start, workers: 1, test: null, budget, keepWorktrees: false }, 0);
 }
 
 const PLAN = JSON.stringify({

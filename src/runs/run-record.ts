@@ -102,6 +102,35 @@ const runSchema = z.object({
 /** Everything about one `musubi run`: its plan, phase, subtasks, branches and usage. */
 export type RunRecord = z.infer<typeof runSchema>;
 
+/** What a new run is given; everything else starts empty. */
+export type RunStart = Pick<
+  RunRecord,
+  'id' | 'goal' | 'repo' | 'baseCommit' | 'team' | 'agent' | 'workers' | 'test' | 'budget' | 'keepWorktrees'
+>;
+
+/** A run before its first step: on branch `musubi/<id>`, nothing planned, spent or merged. */
+export function newRunRecord(start: RunStart, now: number): RunRecord {
+  return {
+    ...start,
+    branch: `musubi/${start.id}`,
+    status: 'running',
+    reason: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+    plan: null,
+    phasesDone: 0,
+    subtasks: {},
+    fixRounds: 0,
+    tests: null,
+    conflicts: [],
+    headCommit: null,
+    turns: 0,
+    retries: 0,
+    usage: ZERO_USAGE,
+  };
+}
+
 const PREFIX = 'run/';
 
 /**

@@ -23,7 +23,7 @@ async function project(): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
   return { dir, env: { PATH: `${bin}${delimiter}${dirname(process.execPath)}${delimiter}/usr/bin:/bin` } };
 }
 
-describe('musubi init', () => {
+describe('musubi init', { timeout: 120_000 }, () => {
   it('writes a musubi.yaml for the CLIs on PATH that loads, and prints the MCP and hook lines', async () => {
     const { dir, env } = await project();
     const result = await runCli(['init'], { cwd: dir, env });

@@ -61,7 +61,11 @@ async function snapshot(dir: string): Promise<string> {
 }
 
 function run(dir: string, args: readonly string[]) {
-  return runCli(['run', '--agent', 'scripted', '--repo', dir, ...args], { cwd: dir, env, timeoutMs: 60_000 });
+  return runCli(['run', '--agent', 'scripted', '--repo', dir, ...args], {
+    cwd: dir,
+    env,
+    timeoutMs: 120_000,
+  });
 }
 
 interface RunJson {
@@ -77,7 +81,8 @@ interface RunJson {
   usage: { inputTokens: number; outputTokens: number; costUsd: number };
 }
 
-describe('musubi run', () => {
+// Each test starts several CLI processes (each a tsx start-up): generous on a loaded 2-core machine.
+describe('musubi run', { timeout: 180_000 }, () => {
   it('runs two workers in their own worktrees, merges both onto musubi/<id> and never touches the user’s tree', async () => {
     const dir = await userRepo();
     const before = await snapshot(dir);
@@ -172,7 +177,7 @@ describe('musubi run', () => {
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise((resolve) => child.on('close', resolve));
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 90_000;
     while (!(/✔ worker 1 \S+-implement-sub1/.test(stderr) && /▶ worker 2/.test(stderr))) {
       if (Date.now() > deadline) throw new Error(`the run never got to both subtasks:\n${stderr}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -188,7 +193,7 @@ describe('musubi run', () => {
     const resumed = await runCli(['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json'], {
       cwd: dir,
       env,
-      timeoutMs: 60_000,
+      timeoutMs: 120_000,
     });
     expect(resumed.stderr).toContain(`${runId}-implement-sub1: done in an earlier attempt, not run again`);
     const out = JSON.parse(resumed.stdout) as RunJson;
@@ -231,7 +236,7 @@ describe('musubi run', () => {
     await writeFile(config, yaml);
     const ok = await runCli(
       ['--config', config, 'run', '--team', 'pair', '--repo', dir, '--json', '--', '- write a.txt A'],
-      { cwd: dir, env, timeoutMs: 60_000 },
+      { cwd: dir, env, timeoutMs: 120_000 },
     );
     expect(ok.code).toBe(0);
     expect((JSON.parse(ok.stdout) as RunJson).filesChanged).toEqual(['a.txt']);
@@ -252,7 +257,7 @@ describe('musubi run', () => {
       {
         cwd: dir,
         env: { ...env, COLUMNS: '100' },
-        timeoutMs: 60_000,
+        timeoutMs: 120_000,
       },
     );
     expect(result.code).toBe(0);

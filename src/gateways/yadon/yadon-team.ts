@@ -1,6 +1,6 @@
 import type { AgentRunner } from '../../agents/agent-runner.js';
 import { runTurn, type TurnTexts } from '../../agents/agent-turn.js';
-import { planRules, type PlanRequest } from '../../teams/three-phase/decomposition.js';
+import { planBody, type PlanRequest } from '../../teams/three-phase/decomposition.js';
 import type { SubtaskDispatcher } from '../../teams/three-phase/phase-dispatch.js';
 import type { ThreePhaseTeamFactory } from '../../teams/three-phase/three-phase-team.js';
 import { aggregateResults } from './aggregate-results.js';
@@ -37,14 +37,7 @@ export function decompositionPrompt(request: PlanRequest & { readonly instructio
   return [
     `You are the manager ヤドラン (yadoran). Your standing instructions are in ${request.instructionsFile}.`,
     `Split the task below into phases for your ${n} worker(s) ヤドン (yadon-1 … yadon-${n}).`,
-    '',
-    `Working directory: ${request.projectDir}`,
-    '',
-    '<task>',
-    request.instruction,
-    '</task>',
-    '',
-    ...planRules(n),
+    ...planBody(request),
   ].join('\n');
 }
 

@@ -19,10 +19,15 @@ export type PlanPrompt = (request: PlanRequest) => string;
  * the task between `<task>` and `</task>` and says `at most <N> subtasks`, which is what the scripted
  * agent's fixed-rule decomposition looks for (docs/agents.md).
  */
-export const planPrompt: PlanPrompt = (request) => {
-  const n = request.workerCount;
+export const planPrompt: PlanPrompt = (request) =>
+  [
+    `You are the manager of ${request.workerCount} worker(s). Split the task below into phases for them.`,
+    ...planBody(request),
+  ].join('\n');
+
+/** Everything of a decomposition prompt after its opening lines: the directory, the task, the rules. */
+export function planBody(request: PlanRequest): string[] {
   return [
-    `You are the manager of ${n} worker(s). Split the task below into phases for them.`,
     '',
     `Working directory: ${request.projectDir}`,
     '',
@@ -30,9 +35,9 @@ export const planPrompt: PlanPrompt = (request) => {
     request.instruction,
     '</task>',
     '',
-    ...planRules(n),
-  ].join('\n');
-};
+    ...planRules(request.workerCount),
+  ];
+}
 
 /** The answer format and rules every decomposition prompt states (spec yadon.md 4.3.1). */
 export function planRules(n: number): string[] {
