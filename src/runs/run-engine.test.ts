@@ -134,4 +134,33 @@ describe('run engine', () => {
         .filter((b) => b.startsWith('musubi/')),
     ).toEqual(['musubi/r1']);
   });
+
+  it('runs sixteen subtasks on four workers at once without the worktrees tripping over each other', async () => {
+    for (let round = 0; round < 2; round++) {
+      const { dir, head } = await repo();
+      const git = new Git(gitEnv);
+      const bus = memoryBus();
+      const ledger = new RunLedger(bus.bus.kv);
+      const calls: string[] = [];
+      const files = Array.from({ length: 16 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`);
+      const plan = JSON.stringify({
+        phases: [{ name: 'implement', subtasks: files.map((f) => ({ instruction: `make ${f}` })) }],
+      });
+      await ledger.create({ ...record(dir, head, {}), workers: 4 });
+      const d = deps(dir, ledger, calls, git, bus);
+      const result = await executeRun(
+        {
+          ...d,
+          managerRunner: new FakeAgentRunner(() => ({ text: plan })),
+          team: (w) => new ThreePhaseTeam({ ...w, workerCount: 4, logger: createSilentLogger() }),
+        },
+        await ledger.get('r1'),
+      );
+      expect(result.record.status).toBe('succeeded');
+      expect((await git.changedFiles(dir, head, 'musubi/r1')).sort()).toEqual(files);
+      expect(
+        execFileSync('git', ['worktree', 'list'], { cwd: dir, encoding: 'utf8' }).trim().split('\n'),
+      ).toHaveLength(1);
+    }
+  });
 });

@@ -362,7 +362,6 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         await save({ conflicts: [...record.conflicts.slice(0, -1), { ...conflict, isResolved: true }] });
       }
       await save({ subtasks: { ...record.subtasks, [entry.id]: { ...current, isMerged: true } } });
-      if (!record.keepWorktrees) await git.run(record.repo, ['branch', '-D', '-q', current.branch]);
     }
     return true;
   };
@@ -373,9 +372,9 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
     await save({ status, reason, finishedAt: clock.now(), headCommit: head });
     if (!record.keepWorktrees && status !== 'stopped') {
       await worktrees.removeAll(Object.keys(record.subtasks));
-      for (const subtask of Object.values(record.subtasks)) {
-        if (subtask.branch !== '') await git.run(record.repo, ['branch', '-D', '-q', subtask.branch]);
-      }
+      // One call for every worker branch (git deletes those there and names the others).
+      const branches = Object.values(record.subtasks).flatMap((t) => (t.branch === '' ? [] : [t.branch]));
+      if (branches.length > 0) await git.run(record.repo, ['branch', '-D', '-q', ...branches]);
     }
     publish('run.finished', { status, reason });
     if (deps.apply !== true || status !== 'succeeded') return { record };

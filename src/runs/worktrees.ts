@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SerialQueue } from '../core/serial-queue.js';
 import type { Git } from './git.js';
 
 /** Subtask ids and run ids are musubi's own (`<run>-<phase>-sub<j>`); anything else never names a path. */
@@ -20,6 +21,7 @@ export class RunWorktrees {
   readonly #git: Git;
   readonly #repo: string;
   readonly #root: string;
+  readonly #changes = new SerialQueue();
 
   constructor(git: Git, repo: string, gitDir: string, runId: string) {
     this.#git = git;
@@ -40,7 +42,11 @@ export class RunWorktrees {
    * The run's integration worktree on `branch` (created from `base` when the branch is new), cleaned of
    * any half-done merge or stray change a killed run left. Reused when it is there.
    */
-  async integration(branch: string, base: string): Promise<string> {
+  integration(branch: string, base: string): Promise<string> {
+    return this.#changes.run(() => this.#integration(branch, base));
+  }
+
+  async #integration(branch: string, base: string): Promise<string> {
     const dir = this.pathOf('integration');
     await this.#git.out(this.#repo, ['worktree', 'prune']);
     if (!existsSync(join(dir, '.git'))) {
@@ -60,26 +66,40 @@ export class RunWorktrees {
     return dir;
   }
 
-  /** A fresh worktree `name` on a new `branch` from `from`; a leftover of the same name is removed first. */
-  async fresh(name: string, branch: string, from: string): Promise<string> {
+  /**
+   * A fresh worktree `name` on `branch` (created, or reset when a killed run left it) at `from`; a
+   * leftover folder of the same name is removed first. Worktree changes run one at a time: git's own
+   * bookkeeping (`.git/worktrees/`) is not safe against a prune while another worktree is being added.
+   */
+  fresh(name: string, branch: string, from: string): Promise<string> {
     const dir = this.pathOf(name);
-    await this.remove(name);
-    await this.#git.run(this.#repo, ['branch', '-D', '-q', branch]);
-    await this.#git.out(this.#repo, ['worktree', 'add', '-q', '-b', branch, dir, from]);
-    return dir;
+    return this.#changes.run(async () => {
+      if (existsSync(dir)) await this.#removeNow(dir, true);
+      await this.#git.out(this.#repo, ['worktree', 'add', '-q', '-B', branch, dir, from]);
+      return dir;
+    });
   }
 
   /** Removes worktree `name` (its branch stays). Idempotent. */
-  async remove(name: string): Promise<void> {
-    const dir = this.pathOf(name);
-    if (existsSync(dir)) await this.#git.run(this.#repo, ['worktree', 'remove', '--force', dir]);
-    await rm(dir, { recursive: true, force: true });
-    await this.#git.out(this.#repo, ['worktree', 'prune']);
+  remove(name: string): Promise<void> {
+    return this.#changes.run(() => this.#removeNow(this.pathOf(name), true));
   }
 
-  /** Removes every worktree of the run and its folder. */
-  async removeAll(names: readonly string[]): Promise<void> {
-    for (const name of [...names, 'integration']) await this.remove(name);
-    await rm(this.#root, { recursive: true, force: true });
+  /** Removes every worktree of the run and its folder, then forgets them in one prune. */
+  removeAll(names: readonly string[]): Promise<void> {
+    return this.#changes.run(async () => {
+      for (const name of [...names, 'integration']) await this.#removeNow(this.pathOf(name), false);
+      await rm(this.#root, { recursive: true, force: true });
+      await this.#git.out(this.#repo, ['worktree', 'prune']);
+    });
+  }
+
+  async #removeNow(dir: string, isPruned: boolean): Promise<void> {
+    if (!existsSync(dir)) return;
+    const removed = await this.#git.run(this.#repo, ['worktree', 'remove', '--force', dir]);
+    if (removed.code === 0) return;
+    // Not a registered worktree any more (a killed run's half-made one): the folder goes by hand.
+    await rm(dir, { recursive: true, force: true });
+    if (isPruned) await this.#git.out(this.#repo, ['worktree', 'prune']);
   }
 }
