@@ -12,6 +12,19 @@ import { isolatedEnv, makeSandbox, realCliGuard, writeWiringFiles } from './real
 const TEAM_TIMEOUT_MS = 300_000;
 const claude = realCliGuard('claude');
 
+/** The environment of a real claude wired to the endpoint at `url`, its config in `home`. */
+async function claudeEnv(home: string, url: string): Promise<Record<string, string>> {
+  const wiring = CLI_WIRINGS.claude({ url, configDir: join(home, '.claude') });
+  await writeWiringFiles(wiring.files);
+  return {
+    ...isolatedEnv(home),
+    ...wiring.env,
+    // Inside this sandboxed test claude may bypass permissions as root (docs/agents.md, "Containers and root").
+    IS_SANDBOX: '1',
+    PATH: `${dirname(claude ?? '')}${delimiter}${dirname(process.execPath)}${delimiter}/usr/bin:/bin`,
+  };
+}
+
 // A whole team on the real claude CLI against musubi's model endpoint: yadoran decomposes (JSON from the
 // endpoint), yadon-1/2 implement, document and review through claude's own Write tool, the tester runs the
 // sample's tests over agent_sync through claude's Bash tool, the scribe appends the changelog.
@@ -21,16 +34,7 @@ describe.runIf(claude !== undefined)('real claude - team runs', () => {
     async () => {
       await using sandbox = await makeSandbox();
       await using endpoint = createModelEndpoint();
-      const url = await endpoint.start();
-      const wiring = CLI_WIRINGS.claude({ url, configDir: join(sandbox.home, '.claude') });
-      await writeWiringFiles(wiring.files);
-      const env = {
-        ...isolatedEnv(sandbox.home),
-        ...wiring.env,
-        // Inside this sandboxed test claude may bypass permissions as root (docs/agents.md, "Containers and root").
-        IS_SANDBOX: '1',
-        PATH: `${dirname(claude ?? '')}${delimiter}${dirname(process.execPath)}${delimiter}/usr/bin:/bin`,
-      };
+      const env = await claudeEnv(sandbox.home, await endpoint.start());
       const run = await runCli(['demo', '--state', 'state', '--agent', 'claude'], {
         cwd: sandbox.cwd,
         env,
@@ -68,23 +72,13 @@ describe.runIf(claude !== undefined)('real claude - team runs', () => {
     async () => {
       await using sandbox = await makeSandbox();
       await using endpoint = createModelEndpoint();
-      const url = await endpoint.start();
-      const wiring = CLI_WIRINGS.claude({ url, configDir: join(sandbox.home, '.claude') });
-      await writeWiringFiles(wiring.files);
       const identity = {
         GIT_AUTHOR_NAME: 't',
         GIT_AUTHOR_EMAIL: 't@t',
         GIT_COMMITTER_NAME: 't',
         GIT_COMMITTER_EMAIL: 't@t',
       };
-      const env = {
-        ...isolatedEnv(sandbox.home),
-        ...wiring.env,
-        ...identity,
-        // Inside this sandboxed test claude may bypass permissions as root (docs/agents.md, "Containers and root").
-        IS_SANDBOX: '1',
-        PATH: `${dirname(claude ?? '')}${delimiter}${dirname(process.execPath)}${delimiter}/usr/bin:/bin`,
-      };
+      const env = { ...(await claudeEnv(sandbox.home, await endpoint.start())), ...identity };
       const repo = sandbox.cwd;
       const git = (...args: string[]): string =>
         execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' });
