@@ -294,4 +294,50 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(out.status).toBe('succeeded');
     expect(git(dir, 'show', `${out.branch}:seen.txt`)).toBe('run.turn-started\n');
   });
+
+  it('stops on Ctrl-C with exit 3 and a resume line, and the resumed run finishes', async () => {
+    const dir = await userRepo();
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        TSX_LOADER,
+        CLI_ENTRY,
+        'run',
+        '--agent',
+        'scripted',
+        '--repo',
+        dir,
+        '--',
+        '- write a.txt A\n- sleep 60000',
+      ],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const deadline = Date.now() + 90_000;
+    while (!/✔ worker 1 \S+-implement-sub1/.test(stdout)) {
+      if (Date.now() > deadline) throw new Error(`the run never finished its first subtask:\n${stdout}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGINT');
+    expect(await exited).toBe(3);
+    expect(stdout).toMatch(/run (\S+): stopped — interrupted/);
+    const runId = /run (\S+): stopped/.exec(stdout)?.[1] ?? '';
+    expect(stdout).toContain(`resume     musubi run --resume ${runId}`);
+    const resumed = await runCli(
+      ['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json', '--stall-seconds', '0.5'],
+      {
+        cwd: dir,
+        env,
+        timeoutMs: 120_000,
+      },
+    );
+    expect(resumed.stderr).toContain(`${runId}-implement-sub1: done in an earlier attempt, not run again`);
+    // The sleeping subtask runs again and stalls out; the finished one's file is on the branch.
+    const out = JSON.parse(resumed.stdout) as RunJson;
+    expect(out.filesChanged).toEqual(['a.txt']);
+    expect(resumed.code).toBe(1);
+  });
 });
