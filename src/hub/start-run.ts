@@ -12,9 +12,6 @@ import { httpSetup } from './gateway-setups.js';
 import { openHub, type Hub, type OpenHubOptions } from './hub.js';
 import { startConfiguredHub } from './start-configured-hub.js';
 
-/** The teams `musubi run` can drive today. */
-export const RUN_TEAMS = ['three-phase'] as const;
-
 /** What `musubi run` was asked. */
 export interface RunRequest {
   readonly goal: string;
