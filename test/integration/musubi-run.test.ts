@@ -340,4 +340,23 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(out.filesChanged).toEqual(['a.txt']);
     expect(resumed.code).toBe(1);
   });
+
+  it('--apply merges the result into the current branch only when the tree is clean', async () => {
+    const dirty = await userRepo();
+    const before = await snapshot(dirty);
+    const refused = await run(dirty, ['--apply', '--', '- write a.txt A']);
+    expect(refused.stdout).toContain('not applied: your working tree has changes');
+    expect(refused.code).toBe(0);
+    expect(await snapshot(dirty)).toBe(before);
+
+    const clean = await tempDir('musubi-run-clean-');
+    git(clean, 'init', '-q');
+    await writeFile(join(clean, 'README.md'), 'hello\n');
+    git(clean, 'add', '-A');
+    git(clean, 'commit', '-q', '-m', 'init');
+    const applied = await run(clean, ['--apply', '--', '- write a.txt A']);
+    expect(applied.stdout).toMatch(/applied: merged musubi\/\S+ into your current branch/);
+    expect(await readFile(join(clean, 'a.txt'), 'utf8')).toBe('A\n');
+    expect(git(clean, 'status', '--porcelain')).toBe('');
+  });
 });
