@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AgentBackend, AgentRunner } from '../agents/agent-runner.js';
 import { DEFAULT_STORE_URL, type Config } from '../core/config.schema.js';
 import { MusubiError } from '../core/errors.js';
+import { createIdGenerator } from '../core/ids.js';
 import { Git } from '../runs/git.js';
 import { executeRun, type RunProgress, type RunResult } from '../runs/run-engine.js';
 import { newRunRecord, RunLedger, type RunRecord } from '../runs/run-record.js';
@@ -76,6 +77,19 @@ export function runStoreOf(config: Config, gitDir: string): string {
   return config.store === DEFAULT_STORE_URL ? `sqlite:${gitDir}/musubi/runs.db` : config.store;
 }
 
+/** Where a run's hub lives: the repository, its git directory and the hub options over the run store. */
+async function runHubOptions(
+  o: Pick<StartRunOptions, 'config' | 'env' | 'logger' | 'clock'>,
+  repo: string,
+): Promise<{ readonly gitDir: string; readonly hub: OpenHubOptions }> {
+  const { gitDir, top } = await repository(new Git(o.env), repo);
+  const config = { ...o.config, store: runStoreOf(o.config, gitDir) };
+  return {
+    gitDir,
+    hub: { config, cwd: top, logger: o.logger, clock: o.clock, ids: createIdGenerator(o.clock) },
+  };
+}
+
 function newRunId(now: number): string {
   const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 14);
   return `${stamp}-${randomBytes(3).toString('hex')}`;
@@ -111,16 +125,7 @@ function runnersOf(
 
 async function execute(o: StartRunOptions, record: RunRecord, isNew: boolean): Promise<RunResult> {
   const git = new Git(o.env);
-  const { gitDir } = await repository(git, record.repo);
-  const config = { ...o.config, store: runStoreOf(o.config, gitDir) };
-  const { createIdGenerator } = await import('../core/ids.js');
-  const base = {
-    config,
-    cwd: record.repo,
-    logger: o.logger,
-    clock: o.clock,
-    ids: createIdGenerator(o.clock),
-  };
+  const { gitDir, hub: base } = await runHubOptions(o, record.repo);
   let hub: Hub;
   if (o.dashboardPort === undefined) hub = await openHub(base);
   else {
@@ -128,7 +133,7 @@ async function execute(o: StartRunOptions, record: RunRecord, isNew: boolean): P
       ...base,
       env: o.env,
       installed: o.installed,
-      gateways: { http: { ...httpSetup(config, record.repo), port: o.dashboardPort } },
+      gateways: { http: { ...httpSetup(base.config, record.repo), port: o.dashboardPort } },
     });
     hub = configured;
     const url = configured.byKind.http?.url();
@@ -216,16 +221,7 @@ export async function withRunLedger<T>(
   repo: string,
   use: (ledger: RunLedger) => Promise<T>,
 ): Promise<T> {
-  const git = new Git(o.env);
-  const { gitDir, top } = await repository(git, repo);
-  const { createIdGenerator } = await import('../core/ids.js');
-  const hub = await openHub({
-    config: { ...o.config, store: runStoreOf(o.config, gitDir) },
-    cwd: top,
-    logger: o.logger,
-    clock: o.clock,
-    ids: createIdGenerator(o.clock),
-  });
+  const hub = await openHub((await runHubOptions(o, repo)).hub);
   try {
     return await use(new RunLedger(hub.bus.kv));
   } finally {

@@ -10,7 +10,7 @@ import type { SubtaskDispatcher } from '../teams/three-phase/phase-dispatch.js';
 import type { JobPlan } from '../teams/three-phase/plan-extraction.js';
 import type { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
 import type { Git } from './git.js';
-import { addUsage, type RunLedger, type RunRecord, type SubtaskRecord } from './run-record.js';
+import { addUsage, ZERO_USAGE, type RunLedger, type RunRecord, type SubtaskRecord } from './run-record.js';
 import { runTestGate } from './test-gate.js';
 import type { RunWorktrees } from './worktrees.js';
 
@@ -266,7 +266,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
       isMerged: true,
       summary: 'the plan gave this subtask no instruction',
       attempts: 0,
-      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      usage: ZERO_USAGE,
     }),
     dispatch: async ({ worker, subtask }) => {
       const done = record.subtasks[subtask.id];
@@ -293,7 +293,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         isMerged: false,
         summary: '',
         attempts: (done?.attempts ?? 0) + 1,
-        usage: done?.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+        usage: done?.usage ?? ZERO_USAGE,
       };
       await save({ subtasks: { ...record.subtasks, [subtask.id]: entry } });
       report({ kind: 'turn-started', subtask: subtask.id, worker, instruction: subtask.instruction });

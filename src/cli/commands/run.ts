@@ -2,22 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { MusubiError } from '../../core/errors.js';
+import type { RunRequest } from '../../hub/start-run.js';
 import type { RunProgress } from '../../runs/run-engine.js';
 import type { RunRecord } from '../../runs/run-record.js';
 import type { CliContext } from '../cli-context.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
 import { stopSignals } from '../stop-signals.js';
 
-interface RunFlags {
-  readonly repo?: string;
-  readonly team?: string;
-  readonly agent?: string;
-  readonly workers?: number;
-  readonly test?: string;
-  readonly budgetUsd?: number;
-  readonly budgetTokens?: number;
+/** The flags of `musubi run`: the request's own fields, plus how to run and show it. */
+interface RunFlags extends Partial<Omit<RunRequest, 'goal'>> {
   readonly json?: boolean;
-  readonly keepWorktrees?: boolean;
   readonly goalFile?: string;
   readonly resume?: string;
   readonly apply?: boolean;
@@ -76,21 +70,21 @@ async function readGoal(
 }
 
 async function context(ctx: CliContext) {
-  const [config, { installedBackends }, { createSystemClock }] = await Promise.all([
+  const [config, { createSystemClock }] = await Promise.all([
     ctx.loadConfig(),
-    import('../../agents/selection/installed-backends.js'),
     import('../../core/clock.js'),
   ]);
   // The run's own lines are the progress view; log lines only for warnings unless a level was asked for.
   const isLevelAsked =
     ctx.globalOptions().logLevel !== undefined || ctx.env['MUSUBI_LOG_LEVEL'] !== undefined;
   const logConfig = isLevelAsked ? config : { ...config, log: { ...config.log, level: 'warn' as const } };
-  return {
-    config,
-    installed: await installedBackends(ctx.env),
-    clock: createSystemClock(),
-    logger: ctx.logger(logConfig),
-  };
+  return { config, clock: createSystemClock(), logger: ctx.logger(logConfig) };
+}
+
+/** The agent CLIs on PATH: only `musubi run` needs them (`runs` reads records). */
+async function installed(ctx: CliContext) {
+  const { installedBackends } = await import('../../agents/selection/installed-backends.js');
+  return installedBackends(ctx.env);
 }
 
 async function report(ctx: CliContext, record: RunRecord, json: boolean): Promise<void> {
@@ -110,6 +104,19 @@ async function report(ctx: CliContext, record: RunRecord, json: boolean): Promis
   ctx.stdout.write(`${summaryLines(record, stat).join('\n')}\n`);
 }
 
+/** The request fields of the flags (commander leaves absent options out). */
+function requestOf(flags: RunFlags): Omit<RunRequest, 'goal' | 'repo'> {
+  const { repo: _repo, json: _json, goalFile: _goalFile, resume: _resume, apply: _apply, ...rest } = flags;
+  const {
+    stallSeconds: _stall,
+    dashboard: _dashboard,
+    dashboardPort: _port,
+    turnTimeout: _timeout,
+    ...request
+  } = rest;
+  return request;
+}
+
 async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags): Promise<void> {
   const repo = resolve(flags.repo ?? process.cwd());
   const base = await context(ctx);
@@ -126,6 +133,7 @@ async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags
   const signals = stopSignals();
   const options = {
     ...base,
+    installed: await installed(ctx),
     env: ctx.env,
     signal: signals.signal,
     onProgress: (p: RunProgress) => view.update(p),
@@ -145,15 +153,9 @@ async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags
             ...(flags.budgetTokens !== undefined && { tokens: flags.budgetTokens }),
           })
         : await startRun(options, {
+            ...requestOf(flags),
             goal: await readGoal(ctx, goalArg, flags.goalFile),
             repo,
-            ...(flags.team !== undefined && { team: flags.team }),
-            ...(flags.agent !== undefined && { agent: flags.agent }),
-            ...(flags.workers !== undefined && { workers: flags.workers }),
-            ...(flags.test !== undefined && { test: flags.test }),
-            ...(flags.budgetUsd !== undefined && { budgetUsd: flags.budgetUsd }),
-            ...(flags.budgetTokens !== undefined && { budgetTokens: flags.budgetTokens }),
-            ...(flags.keepWorktrees !== undefined && { keepWorktrees: flags.keepWorktrees }),
           });
     view.close();
     await report(ctx, result.record, json);

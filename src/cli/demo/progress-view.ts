@@ -44,7 +44,12 @@ export interface ProgressViewOptions {
 
 /** `[████████░░░░] 2/4` — the filled share is done/total; a skipped phase shows an empty bar. */
 export function drawBar(view: PhaseView, width = BAR_WIDTH): string {
-  const share = view.state === 'skipped' || view.total === 0 ? 0 : Math.min(1, view.done / view.total);
+  return shareBar(view.state === 'skipped' ? 0 : view.done, view.total, width);
+}
+
+/** `[████░░░░]`: done/total of `width` cells filled (none when total is 0). */
+export function shareBar(done: number, total: number, width = BAR_WIDTH): string {
+  const share = total === 0 ? 0 : Math.min(1, done / total);
   const filled = Math.round(share * width);
   return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`;
 }

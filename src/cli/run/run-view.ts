@@ -1,3 +1,4 @@
+import { shareBar } from '../demo/progress-view.js';
 import type { RunProgress } from '../../runs/run-engine.js';
 import type { RunRecord } from '../../runs/run-record.js';
 
@@ -126,9 +127,7 @@ export function createRunView(o: {
 
   const block = (): string[] => {
     if (phase.name === '') return [];
-    const share = phase.subtasks === 0 ? 0 : Math.min(1, phase.done / phase.subtasks);
-    const filled = Math.round(share * BAR_WIDTH);
-    const bar = `[${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}]`;
+    const bar = shareBar(phase.done, phase.subtasks, BAR_WIDTH);
     const spent = `${usage.inputTokens + usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}`;
     return [
       fit(
