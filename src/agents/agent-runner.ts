@@ -23,20 +23,66 @@ export interface AgentUsage {
 }
 
 /**
+ * What a tool call does, as far as its name and arguments tell: runs a `command`, `edit`s (writes,
+ * patches, creates) a file, `read`s one, `search`es (grep, glob, list), fetches from the `web`, or
+ * something else (`other`, MCP tools included).
+ */
+export const TOOL_KINDS = ['command', 'edit', 'read', 'search', 'web', 'other'] as const;
+export type ToolKind = (typeof TOOL_KINDS)[number];
+
+/**
  * Progress of a running turn, delivered to `onEvent` in order as it happens. `line` events carry raw
- * output lines (each at most the output cap); `message` events carry text the backend recognised as the
- * agent speaking (an assistant message in a JSON stream).
+ * output lines (each at most the output cap); the other kinds are what the backend recognised in the
+ * CLI's JSON event stream:
+ * - `message`: text of the agent speaking (an assistant message);
+ * - `tool`: a tool call the agent made: `name` as the CLI reports it, `kind`, a one-line `summary` (the
+ *   command line, the file path, the pattern) and `input`, the arguments as JSON text; `callId` pairs it
+ *   with its `tool_result` when the CLI reports one;
+ * - `tool_result`: what a tool call returned (`output`, possibly cut by the backend) and whether it failed;
+ * - `usage`: tokens and cost so far, when the CLI reports them during the turn (cumulative for the turn);
+ * - `error`: an error the CLI reported: a retried API error, a refused tool, or the error that ends the
+ *   turn (which is also the result's `errorMessage`);
+ * - `waiting`: the agent is waiting for a permission or an answer, with the `question` as the CLI words it.
  */
 export type AgentRunEvent =
   | { readonly type: 'started'; readonly pid: number | null; readonly argv: readonly string[] }
   | { readonly type: 'line'; readonly stream: 'stdout' | 'stderr'; readonly line: string }
   | { readonly type: 'message'; readonly text: string }
+  | {
+      readonly type: 'tool';
+      readonly callId?: string;
+      readonly name: string;
+      readonly kind: ToolKind;
+      readonly summary: string;
+      readonly input: string;
+    }
+  | {
+      readonly type: 'tool_result';
+      readonly callId?: string;
+      readonly isError: boolean;
+      readonly output: string;
+    }
+  | { readonly type: 'usage'; readonly usage: AgentUsage }
+  | { readonly type: 'error'; readonly message: string }
+  | { readonly type: 'waiting'; readonly question: string }
   | { readonly type: 'session'; readonly sessionId: string }
   | { readonly type: 'stopping'; readonly reason: 'timeout' | 'cancel' };
+
+/** What a turn is part of, for its transcript and the timeline: the team, the run, the phase, the subtask. */
+export interface TurnLabel {
+  /** The name the turn is recorded under when one runner serves several roles (a run's `worker-2`). */
+  readonly agent?: string;
+  readonly team?: string;
+  readonly run?: string;
+  readonly phase?: string;
+  readonly subtask?: string;
+}
 
 /** One turn for an agent. */
 export interface AgentRunInput {
   readonly prompt: string;
+  /** What the turn is part of; recorded with its transcript. */
+  readonly label?: TurnLabel;
   /** Working directory of the turn; must exist. */
   readonly cwd: string;
   /** A session id from an earlier turn's result: the CLI resumes that conversation. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakeParentEnv, makeTempDir, readRecord } from '../../../test/fakes/fake-cli-harness.js';
+import type { AgentRunEvent } from '../agent-runner.js';
 import { CliAgentRunner } from '../cli/cli-agent-runner.js';
 import type { CliTurn } from '../cli/cli-backend.js';
 import { claudeBackend, claudeRootNotice } from './claude-backend.js';
@@ -113,6 +114,24 @@ describe('claude backend', () => {
     expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(result.usage).toEqual({ inputTokens: 18, outputTokens: 17, costUsd: 0.0123 });
     expect(events).toEqual(expect.arrayContaining(['started', 'line', 'session', 'message']));
+  });
+
+  it('reports the streamed usage while running and the final usage with its cost as the last event', async () => {
+    const events: AgentRunEvent[] = [];
+    const result = await runner({}).run({
+      prompt: 'x',
+      cwd: dir,
+      timeoutMs: 10_000,
+      onEvent: (e) => events.push(e),
+    });
+    const usages = events.filter((e) => e.type === 'usage');
+    // The fake's assistant message says 1 output token (as claude's streamed message start does).
+    expect(usages).toEqual([
+      { type: 'usage', usage: { inputTokens: result.usage?.inputTokens, outputTokens: 1, costUsd: 0 } },
+      { type: 'usage', usage: result.usage },
+    ]);
+    expect(events.at(-1)).toEqual({ type: 'usage', usage: result.usage });
+    expect(result.usage?.costUsd).toBeGreaterThan(0);
   });
 
   it('passes the previous session id with --resume and the configured permission mode and max turns', async () => {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { AgentRunEvent } from '../agent-runner.js';
 import type { ParsedOutput } from '../cli/cli-backend.js';
 import { ClaudeOutputParser } from './claude-output.js';
 
@@ -18,6 +19,11 @@ function parse(stdout: string, exitCode = 0): ParsedOutput | null {
   const parser = new ClaudeOutputParser();
   for (const line of stdout.split('\n')) parser.onLine(line, 'stdout');
   return parser.finish({ stdout, stderr: '', exitCode });
+}
+
+function events(stdout: string): AgentRunEvent[] {
+  const parser = new ClaudeOutputParser();
+  return stdout.split('\n').flatMap((line) => parser.onLine(line, 'stdout'));
 }
 
 function fake(env: Record<string, string> = {}): string {
@@ -85,6 +91,39 @@ describe('claude output parser on recorded real output', () => {
       errorMessage: text,
       usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
     });
+  });
+});
+
+describe('claude progress events on recorded real output', () => {
+  it('reports the Write call of a recorded tool turn, its result and the usage of both requests', () => {
+    expect(events(recorded('tool.stdout.jsonl'))).toEqual([
+      { type: 'session', sessionId: '956b3a5a-9482-4eb1-920d-0177390539b3' },
+      {
+        type: 'tool',
+        callId: 'call_d8924cbb04b14db18f4a5356',
+        name: 'Write',
+        kind: 'edit',
+        summary: '/tmp/musubi-real-cli-rec/work/hello.txt',
+        input: '{"file_path":"/tmp/musubi-real-cli-rec/work/hello.txt","content":"hi\\n"}',
+      },
+      { type: 'usage', usage: { inputTokens: 19012, outputTokens: 1, costUsd: 0 } },
+      {
+        type: 'tool_result',
+        callId: 'call_d8924cbb04b14db18f4a5356',
+        isError: false,
+        output:
+          'File created successfully at: /tmp/musubi-real-cli-rec/work/hello.txt (file state is current in your context — no need to Read it back)',
+      },
+      { type: 'message', text: 'Wrote hello.txt.' },
+      { type: 'usage', usage: { inputTokens: 19012 + 19115, outputTokens: 2, costUsd: 0 } },
+    ]);
+  });
+
+  it('reports no tool, error or waiting event for a recorded reply turn and a recorded API error', () => {
+    const kinds = (name: string) => events(recorded(name)).map((e) => e.type);
+    expect(kinds('reply.stdout.jsonl')).toEqual(['session', 'message', 'usage']);
+    // The API error comes as claude's synthetic assistant message and the is_error result, not as a retry.
+    expect(kinds('api-error.stdout.jsonl')).toEqual(['session', 'message', 'usage']);
   });
 });
 

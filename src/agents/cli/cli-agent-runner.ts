@@ -9,6 +9,7 @@ import type {
   AgentRunInput,
   AgentRunner,
   AgentRunResult,
+  AgentUsage,
 } from '../agent-runner.js';
 import { ChildReaper } from '../process/child-reaper.js';
 import { buildChildEnv } from '../process/child-env.js';
@@ -53,7 +54,9 @@ function safeEmit(onEvent: AgentRunInput['onEvent'], event: AgentRunEvent): void
 /**
  * Runs turns on one agent CLI (claude, codex, gemini, copilot, opencode) as described by a
  * {@link CliBackend}: argv from the backend, allowlisted environment, process handling from
- * `process/`, output parsed by the backend's parser with a raw-text fallback. See AgentRunner for the
+ * `process/`, output parsed by the backend's parser with a raw-text fallback. Events: `started`, each
+ * `line` followed by the parser's events for it, `stopping`, and last a `usage` with the turn's final
+ * usage when the parser found one the stream had not reported yet. See AgentRunner for the
  * contract; `run` rejects with AGENT_NOT_FOUND (`agent CLI '<name>' not found on PATH`) or AGENT_FAILED.
  */
 export class CliAgentRunner implements AgentRunner {
@@ -105,6 +108,7 @@ export class CliAgentRunner implements AgentRunner {
     const invocation = backend.buildInvocation(turn);
     const parser = backend.createParser({ turn, memory: this.#memory });
     const onEvent = input.onEvent;
+    let lastUsage: AgentUsage | undefined;
     const proc = await runProcess({
       file,
       displayName: backend.command,
@@ -122,12 +126,19 @@ export class CliAgentRunner implements AgentRunner {
         safeEmit(onEvent, { type: 'started', pid, argv: [backend.command, ...invocation.args] }),
       onLine: (stream, line) => {
         safeEmit(onEvent, { type: 'line', stream, line });
-        for (const event of parser.onLine(line, stream)) safeEmit(onEvent, event);
+        for (const event of parser.onLine(line, stream)) {
+          if (event.type === 'usage') lastUsage = event.usage;
+          safeEmit(onEvent, event);
+        }
       },
     });
     if (proc.timedOut || proc.canceled)
       safeEmit(onEvent, { type: 'stopping', reason: proc.timedOut ? 'timeout' : 'cancel' });
     const parsed = parser.finish({ stdout: proc.stdout, stderr: proc.stderr, exitCode: proc.exitCode });
+    // The turn's final usage (with the cost claude reports only at the end, copilot's from its usage
+    // file) unless the stream already said exactly that.
+    if (parsed?.usage !== undefined && !isSameUsage(parsed.usage, lastUsage))
+      safeEmit(onEvent, { type: 'usage', usage: parsed.usage });
     return toResult(this.backend, proc, parsed);
   }
 
@@ -176,6 +187,15 @@ export class CliAgentRunner implements AgentRunner {
     if (file === null) throw new MusubiError('AGENT_NOT_FOUND', `agent CLI '${name}' not found on PATH`);
     return file;
   }
+}
+
+function isSameUsage(a: AgentUsage, b: AgentUsage | undefined): boolean {
+  return (
+    b !== undefined &&
+    a.inputTokens === b.inputTokens &&
+    a.outputTokens === b.outputTokens &&
+    a.costUsd === b.costUsd
+  );
 }
 
 function createSessionMemory(): SessionMemory {

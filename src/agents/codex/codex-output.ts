@@ -11,6 +11,8 @@ import type {
   SessionMemory,
 } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
+import { cutText, toolEvent, toolResultEvent } from '../cli/tool-event.js';
+import { codexItemSchema, codexToolCall, codexToolOutcome, type CodexItem } from './codex-items.js';
 import { findRollout, totalsBeforeLastTurns, type CodexTotals } from './codex-rollout.js';
 
 const count = z.number().nonnegative().catch(0);
@@ -18,10 +20,7 @@ const count = z.number().nonnegative().catch(0);
 const eventSchema = z.union([
   z.object({ type: z.literal('thread.started'), thread_id: z.string() }),
   z.object({ type: z.literal('turn.started') }),
-  z.object({
-    type: z.literal('item.completed'),
-    item: z.object({ type: z.string(), text: z.string().optional() }),
-  }),
+  z.object({ type: z.enum(['item.started', 'item.completed']), item: codexItemSchema }),
   z.object({
     type: z.literal('turn.completed'),
     usage: z
@@ -64,6 +63,11 @@ function minus(a: CodexTotals, b: CodexTotals): CodexTotals {
  * Parses `codex exec --json` JSONL: `thread.started` (session), `item.completed` agent messages (the last
  * one is the answer), `turn.completed` usage and `turn.failed` / `error` (failure).
  *
+ * Progress events: `message` (agent_message items), `tool` (an `item.started` of a command_execution,
+ * file_change, mcp_tool_call or web_search, or its `item.completed` when no start was printed),
+ * `tool_result` (its `item.completed`), `usage` (at each `turn.completed`, this turn's share as below),
+ * `error` (`error` events, `error` items, `turn.failed`).
+ *
  * A turn failed when codex said `turn.failed`, or printed an `error` with no `turn.completed` after it:
  * codex also prints `error` events for attempts it then retries (`Reconnecting... 1/5 (…)`, a cut stream,
  * a websocket fallback) and still completes the turn, which is a success.
@@ -83,6 +87,8 @@ export class CodexOutputParser implements OutputParser {
   #failure: string | undefined;
   #pendingError: string | undefined;
   #isRecognised = false;
+  /** Items whose `item.started` was seen (their `tool` event is out) and whose completion was not. */
+  readonly #startedItems = new Set<string>();
 
   /** The thread's totals remembered from an earlier turn of this runner (resumed threads only). */
   readonly #remembered: CodexTotals | undefined;
@@ -109,30 +115,53 @@ export class CodexOutputParser implements OutputParser {
       case 'turn.started':
         this.#turnsStarted += 1;
         return [];
+      case 'item.started': {
+        const call = codexToolCall(ev.item);
+        if (call === undefined) return [];
+        if (ev.item.id !== undefined) this.#startedItems.add(ev.item.id);
+        return [toolEvent(call)];
+      }
       case 'item.completed':
-        if (ev.item.type !== 'agent_message' || ev.item.text === undefined) return [];
-        this.#text = ev.item.text;
-        return [{ type: 'message', text: ev.item.text }];
+        return this.#itemCompleted(ev.item);
       case 'turn.completed':
         // A completed turn outweighs the retries reported before it.
         this.#pendingError = undefined;
         // `cached_input_tokens` is a subset of `input_tokens` in codex's accounting.
-        if (ev.usage !== undefined)
-          this.#total = { inputTokens: ev.usage.input_tokens, outputTokens: ev.usage.output_tokens };
-        return [];
-      case 'turn.failed':
-        this.#failure = codexErrorText(ev.error?.message ?? this.#pendingError ?? 'turn failed');
-        return [];
+        if (ev.usage === undefined) return [];
+        this.#total = { inputTokens: ev.usage.input_tokens, outputTokens: ev.usage.output_tokens };
+        return [{ type: 'usage', usage: this.#turnUsage(this.#total) }];
+      case 'turn.failed': {
+        const pending = this.#pendingError;
+        this.#failure = codexErrorText(ev.error?.message ?? pending ?? 'turn failed');
+        // codex prints the error that fails a turn twice, as `error` and in `turn.failed`.
+        return this.#failure === pending ? [] : [{ type: 'error', message: cutText(this.#failure) }];
+      }
       case 'error':
         this.#pendingError = codexErrorText(ev.message);
-        return [];
+        return [{ type: 'error', message: cutText(this.#pendingError) }];
     }
+  }
+
+  #itemCompleted(item: CodexItem): readonly AgentRunEvent[] {
+    if (item.type === 'agent_message') {
+      if (item.text === undefined) return [];
+      this.#text = item.text;
+      return [{ type: 'message', text: item.text }];
+    }
+    if (item.type === 'error') return [{ type: 'error', message: cutText(item.message ?? 'error') }];
+    const call = codexToolCall(item);
+    if (call === undefined) return [];
+    const result = toolResultEvent(codexToolOutcome(item));
+    const isStarted = item.id !== undefined && this.#startedItems.delete(item.id);
+    return isStarted ? [result] : [toolEvent(call), result];
   }
 
   finish(_output: CliOutput): ParsedOutput | null {
     if (!this.#isRecognised) return null;
     const errorMessage = this.#failure ?? this.#pendingError;
-    const usage = this.#turnUsage();
+    const total = this.#total;
+    const usage = total === undefined ? undefined : this.#turnUsage(total);
+    if (total !== undefined && this.#sessionId !== undefined) this.#memory?.set(this.#sessionId, total);
     return {
       text: this.#text !== '' ? this.#text : (errorMessage ?? ''),
       isError: errorMessage !== undefined,
@@ -142,13 +171,12 @@ export class CodexOutputParser implements OutputParser {
     };
   }
 
-  #turnUsage(): AgentUsage | undefined {
-    const total = this.#total;
-    if (total === undefined) return undefined;
-    const id = this.#sessionId;
+  /** This turn's share of the thread's total `total`. */
+  #turnUsage(total: CodexTotals): AgentUsage {
     const before =
-      this.#turn?.sessionId === undefined ? undefined : (this.#remembered ?? this.#fromRollout(id));
-    if (id !== undefined) this.#memory?.set(id, total);
+      this.#turn?.sessionId === undefined
+        ? undefined
+        : (this.#remembered ?? this.#fromRollout(this.#sessionId));
     return { ...(before === undefined ? total : minus(total, before)), costUsd: 0 };
   }
 

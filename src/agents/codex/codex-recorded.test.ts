@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fakeParentEnv } from '../../../test/fakes/fake-cli-harness.js';
 import { CliAgentRunner } from '../cli/cli-agent-runner.js';
+import type { AgentRunEvent } from '../agent-runner.js';
 import type { CliTurn, ParsedOutput, SessionMemory } from '../cli/cli-backend.js';
 import { codexBackend } from './codex-backend.js';
 import { CodexOutputParser } from './codex-output.js';
@@ -43,6 +44,19 @@ function parse(
   const parser = new CodexOutputParser({ turn, memory: mem });
   for (const line of stdout.split('\n')) parser.onLine(line, 'stdout');
   return parser.finish({ stdout, stderr: '', exitCode: 0 });
+}
+
+function events(stdout: string): AgentRunEvent[] {
+  const turn: CliTurn = {
+    prompt: 'p',
+    cwd: '/w',
+    scratchDir: '/s',
+    childEnv: {},
+    isRoot: true,
+    settings: {},
+  };
+  const parser = new CodexOutputParser({ turn, memory: memory() });
+  return stdout.split('\n').flatMap((line) => parser.onLine(line, 'stdout'));
 }
 
 function fake(env: Record<string, string> = {}): string {
@@ -135,6 +149,56 @@ describe('codex output parser on recorded real output', () => {
       errorMessage: 'bad thing from the endpoint',
       text: 'bad thing from the endpoint',
     });
+  });
+});
+
+describe('codex progress events on recorded real output', () => {
+  it('reports the apply_patch file_change of a recorded tool turn as an edit, its completion and the usage', () => {
+    const path = '/tmp/cx/rec/work/hello.txt';
+    expect(events(recorded('tool.stdout.jsonl'))).toEqual([
+      { type: 'session', sessionId: '01a23349-86f8-7b91-9156-ea2f74ff8421' },
+      {
+        type: 'tool',
+        callId: 'item_0',
+        name: 'file_change',
+        kind: 'edit',
+        summary: `add ${path}`,
+        input: JSON.stringify({ changes: [{ path, kind: 'add' }] }),
+      },
+      { type: 'tool_result', callId: 'item_0', isError: false, output: `add ${path}` },
+      { type: 'message', text: 'wrote it' },
+      { type: 'usage', usage: { inputTokens: 18742, outputTokens: 21, costUsd: 0 } },
+    ]);
+  });
+
+  it('reports the same events for the file_change of a recorded code-mode turn', () => {
+    const kinds = events(recorded('code-mode-tool.stdout.jsonl')).map((e) =>
+      e.type === 'tool' ? `tool:${e.kind}:${e.summary}` : e.type,
+    );
+    expect(kinds).toEqual([
+      'session',
+      'tool:edit:add /tmp/cx/rec-cm/work/hello.txt',
+      'tool_result',
+      'message',
+      'usage',
+    ]);
+  });
+
+  it('reports the reconnects and the websocket fallback of a recorded turn as errors before its answer', () => {
+    const got = events(recorded('ws-fallback.stdout.jsonl')).filter((e) => e.type === 'error');
+    expect(got.map((e) => e.type === 'error' && e.message.slice(0, 40))).toEqual([
+      'Reconnecting... 2/5 (stream disconnected',
+      'Reconnecting... 3/5 (stream disconnected',
+      'Reconnecting... 4/5 (stream disconnected',
+      'Reconnecting... 5/5 (stream disconnected',
+      'Falling back from WebSockets to HTTPS tr',
+    ]);
+  });
+
+  it('reports the API message of a recorded 400 as one error event', () => {
+    expect(events(recorded('api-error.stdout.jsonl')).filter((e) => e.type === 'error')).toEqual([
+      { type: 'error', message: 'bad thing from the endpoint' },
+    ]);
   });
 });
 

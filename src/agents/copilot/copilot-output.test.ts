@@ -142,3 +142,78 @@ describe('copilot output parser', () => {
     expect(parser.finish(output)?.usage).toBeUndefined();
   });
 });
+
+describe('copilot output parser: progress events', () => {
+  const events = (lines: readonly Record<string, unknown>[]) => {
+    const parser = new CopilotOutputParser();
+    return lines.flatMap((l) => parser.onLine(line(l), 'stdout'));
+  };
+
+  it('reports a bash call as a command tool and a failed completion with its error message', () => {
+    const data = {
+      toolCallId: 'call_1',
+      toolName: 'bash',
+      arguments: { command: 'npm test', description: 'Run tests' },
+    };
+    const got = events([
+      { type: 'tool.execution_start', data: { ...data, turnId: '0', toolTitle: 'Running tests' } },
+      {
+        type: 'tool.execution_complete',
+        data: {
+          toolCallId: 'call_1',
+          success: false,
+          error: { message: 'The command timed out', code: 'failure' },
+        },
+      },
+    ]);
+    expect(got).toEqual([
+      {
+        type: 'tool',
+        callId: 'call_1',
+        name: 'bash',
+        kind: 'command',
+        summary: 'npm test',
+        input: JSON.stringify(data.arguments),
+      },
+      { type: 'tool_result', callId: 'call_1', isError: true, output: 'The command timed out' },
+    ]);
+  });
+
+  it('classifies view, edit, grep and web_fetch calls', () => {
+    const start = (toolName: string, args: Record<string, unknown>) => ({
+      type: 'tool.execution_start',
+      data: { toolCallId: toolName, toolName, arguments: args },
+    });
+    const got = events([
+      start('view', { path: '/w/a.ts' }),
+      start('edit', { path: '/w/a.ts', old_str: 'a', new_str: 'b' }),
+      start('grep', { pattern: 'TODO', path: '/w' }),
+      start('web_fetch', { url: 'https://example.com' }),
+    ]);
+    expect(got.map((e) => (e.type === 'tool' ? `${e.kind} ${e.summary}` : e.type))).toEqual([
+      'read /w/a.ts',
+      'edit /w/a.ts',
+      'search TODO',
+      'web https://example.com',
+    ]);
+  });
+
+  it('reports a failed model call with the API message taken out of its body', () => {
+    const failure = {
+      type: 'model.call_failure',
+      data: {
+        statusCode: 429,
+        retryAttempt: 1,
+        errorMessage: JSON.stringify({ message: 'rate limited', type: 'rate_limit' }),
+      },
+    };
+    expect(events([failure])).toEqual([
+      { type: 'error', message: 'model call failed (HTTP 429): rate limited' },
+    ]);
+  });
+
+  it('keeps reading a tool line whose fields have unexpected types', () => {
+    const odd = { type: 'tool.execution_complete', data: { toolCallId: 7, success: 'yes', result: 'x' } };
+    expect(events([odd])).toEqual([{ type: 'tool_result', isError: false, output: '' }]);
+  });
+});

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
 import type { CliOutput, OutputParser, ParsedOutput, SessionMemory } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
+import { cutText, toolEvent, toolResultEvent } from '../cli/tool-event.js';
 import {
   readSessionTotals,
   readUsageFile,
@@ -22,9 +23,40 @@ const eventSchema = z.object({
       sessionId: z.string().optional(),
       content: z.string().optional(),
       message: z.string().optional(),
+      // tool.execution_start / tool.execution_complete
+      toolCallId: z.string().optional().catch(undefined),
+      toolName: z.string().optional().catch(undefined),
+      arguments: z.unknown().optional(),
+      success: z.boolean().optional().catch(undefined),
+      result: z.object({ content: z.string().optional() }).optional().catch(undefined),
+      error: z.object({ message: z.string().optional() }).optional().catch(undefined),
+      // model.call_failure
+      statusCode: z.number().optional().catch(undefined),
+      errorMessage: z.string().optional().catch(undefined),
     })
     .default({}),
 });
+type EventData = z.infer<typeof eventSchema>['data'];
+
+const apiErrorSchema = z.object({ message: z.string() });
+
+/** A failed model call (copilot retries some): its status and the API's own message from the body. */
+function callFailureText(data: EventData): string {
+  const body = data.errorMessage ?? '';
+  const api = apiErrorSchema.safeParse(parseJsonLine(body));
+  const message = api.success ? api.data.message : body || 'unknown error';
+  return `model call failed${data.statusCode === undefined ? '' : ` (HTTP ${data.statusCode})`}: ${message}`;
+}
+
+function toolEvents(type: string, data: EventData): AgentRunEvent[] {
+  if (type === 'tool.execution_start' && data.toolName !== undefined)
+    return [toolEvent({ name: data.toolName, args: data.arguments, callId: data.toolCallId })];
+  if (type === 'tool.execution_complete') {
+    const output = data.result?.content ?? data.error?.message ?? '';
+    return [toolResultEvent({ output, isError: data.success === false, callId: data.toolCallId })];
+  }
+  return [];
+}
 
 /** A session id that is safe to use as a folder name (copilot's are UUIDs). */
 const SAFE_SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -46,7 +78,9 @@ const tokensSchema = z.object({ inputTokens: z.number(), outputTokens: z.number(
 /**
  * Parses `copilot --output-format json` (1.0.102): `assistant.message` (the last non-empty one is the
  * answer), `session.error` (failure; its `message` is the API's error text), and the final `result`
- * (session id, exit code). Usage is not on stdout: it comes from the `--usage-output-file`, which holds
+ * (session id, exit code). Progress events: `message` (assistant.message), `tool`
+ * (tool.execution_start), `tool_result` (tool.execution_complete: its result content, or its error when
+ * `success` is false), `error` (session.error, and model.call_failure, also for calls copilot retries). Usage is not on stdout: it comes from the `--usage-output-file`, which holds
  * the SESSION's totals, so this turn's share is those minus the totals before the turn (the last
  * `session.shutdown` snapshot in the resumed session's events file, read before the CLI starts, else
  * the runner's memory of the previous turn). A resumed session whose earlier totals are unknown reports
@@ -84,9 +118,13 @@ export class CopilotOutputParser implements OutputParser {
       events.push({ type: 'message', text: data.content });
     } else if (type === 'session.error') {
       this.#error = data.message ?? 'session error';
+      events.push({ type: 'error', message: cutText(this.#error) });
+    } else if (type === 'model.call_failure') {
+      events.push({ type: 'error', message: cutText(callFailureText(data)) });
     } else if (type === 'result' && parsed.data.exitCode !== undefined) {
       this.#exitCode = parsed.data.exitCode;
     }
+    events.push(...toolEvents(type, data));
     return events;
   }
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FAKE_BIN_DIR, makeTempDir } from '../../../test/fakes/fake-cli-harness.js';
+import type { AgentRunEvent } from '../agent-runner.js';
 import type { ParsedOutput } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
 import { CopilotOutputParser } from './copilot-output.js';
@@ -25,6 +26,11 @@ function parse(stdout: string, usageFile?: string, resumedSessionId?: string): P
   });
   for (const line of stdout.split('\n')) parser.onLine(line, 'stdout');
   return parser.finish({ stdout, stderr: '', exitCode: 0 });
+}
+
+function events(stdout: string): AgentRunEvent[] {
+  const parser = new CopilotOutputParser();
+  return stdout.split('\n').flatMap((line) => parser.onLine(line, 'stdout'));
 }
 
 function eventTypes(stdout: string): Set<string> {
@@ -68,6 +74,37 @@ describe('copilot parser on recorded real output', () => {
   it('holds session totals in the usage file of a resumed turn (two requests, not one)', () => {
     const total: unknown = JSON.parse(recorded('resume.usage.json'));
     expect(total).toMatchObject({ modelMetrics: { 'gpt-5.2': { requests: { count: 2 } } } });
+  });
+});
+
+describe('copilot progress events on recorded real output', () => {
+  it('reports the create call of a recorded tool turn from tool.execution_start and its result', () => {
+    const path = '/tmp/musubi-real-cli-rec/work/a.txt';
+    const got = events(recorded('tool.stdout.jsonl')).filter((e) => e.type !== 'session');
+    expect(got).toEqual([
+      {
+        type: 'tool',
+        callId: 'call_d927a738fc85454fbccde9a4',
+        name: 'create',
+        kind: 'edit',
+        summary: path,
+        input: JSON.stringify({ path, file_text: 'hi\n' }),
+      },
+      {
+        type: 'tool_result',
+        callId: 'call_d927a738fc85454fbccde9a4',
+        isError: false,
+        output: `Created file ${path} with 3 characters`,
+      },
+      { type: 'message', text: 'Done.' },
+    ]);
+  });
+
+  it('reports the failed model call and the session error of a recorded API error', () => {
+    expect(events(recorded('error.stdout.jsonl')).filter((e) => e.type === 'error')).toEqual([
+      { type: 'error', message: 'model call failed (HTTP 400): the model says no' },
+      { type: 'error', message: '400 the model says no' },
+    ]);
   });
 });
 

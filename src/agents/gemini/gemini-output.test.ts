@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AgentRunEvent } from '../agent-runner.js';
 import { GeminiOutputParser } from './gemini-output.js';
 
 const finish = (stdout: string, stderr = '', exitCode: number | null = 0) =>
@@ -54,5 +55,151 @@ describe('GeminiOutputParser', () => {
 
   it('returns null when neither stream holds a gemini object', () => {
     expect(finish('plain text', 'some {noise} on stderr\n{\n  "other": 1\n}\n')).toBeNull();
+  });
+});
+
+const SESSION = '806b93d3-b1bb-473f-941d-ff6395dae352';
+const at = '2026-12-01T20:08:44.182Z';
+
+/** A `-o stream-json` turn: a write_file call, a failed shell command, a warning, the answer. */
+const STREAM_TURN = [
+  { type: 'init', timestamp: at, session_id: SESSION, model: 'gemini-3.8-flash' },
+  { type: 'message', timestamp: at, role: 'user', content: 'write a.txt' },
+  { type: 'message', timestamp: at, role: 'assistant', content: 'I will ', delta: true },
+  { type: 'message', timestamp: at, role: 'assistant', content: 'write it.', delta: true },
+  {
+    type: 'tool_use',
+    timestamp: at,
+    tool_name: 'write_file',
+    tool_id: 'write_file-1',
+    parameters: { file_path: '/w/a.txt', content: 'hi\n' },
+  },
+  {
+    type: 'tool_result',
+    timestamp: at,
+    tool_id: 'write_file-1',
+    status: 'success',
+    output: 'Successfully created and wrote to new file: /w/a.txt.',
+  },
+  {
+    type: 'tool_use',
+    timestamp: at,
+    tool_name: 'run_shell_command',
+    tool_id: 'run_shell_command-2',
+    parameters: { command: 'npm test', description: 'Run the tests' },
+  },
+  {
+    type: 'tool_result',
+    timestamp: at,
+    tool_id: 'run_shell_command-2',
+    status: 'error',
+    error: { type: 'execution_failed', message: 'Command exited with code 1' },
+  },
+  { type: 'error', timestamp: at, severity: 'warning', message: 'Loop detected, stopping execution' },
+  { type: 'message', timestamp: at, role: 'assistant', content: 'Done.', delta: true },
+  {
+    type: 'result',
+    timestamp: at,
+    status: 'success',
+    stats: {
+      total_tokens: 23324,
+      input_tokens: 23288,
+      output_tokens: 36,
+      cached: 0,
+      input: 23288,
+      duration_ms: 900,
+      tool_calls: 2,
+    },
+  },
+];
+
+function streamParse(lines: readonly unknown[]): {
+  events: AgentRunEvent[];
+  parser: GeminiOutputParser;
+  stdout: string;
+} {
+  const parser = new GeminiOutputParser();
+  const stdout = lines.map((l) => JSON.stringify(l)).join('\n');
+  const events = stdout.split('\n').flatMap((l) => parser.onLine(l, 'stdout'));
+  return { events, parser, stdout };
+}
+
+describe('GeminiOutputParser with -o stream-json', () => {
+  it('reports the session, joined assistant text, tool calls and results, errors and the usage in order', () => {
+    expect(streamParse(STREAM_TURN).events).toEqual([
+      { type: 'session', sessionId: SESSION },
+      { type: 'message', text: 'I will write it.' },
+      {
+        type: 'tool',
+        callId: 'write_file-1',
+        name: 'write_file',
+        kind: 'edit',
+        summary: '/w/a.txt',
+        input: '{"file_path":"/w/a.txt","content":"hi\\n"}',
+      },
+      {
+        type: 'tool_result',
+        callId: 'write_file-1',
+        isError: false,
+        output: 'Successfully created and wrote to new file: /w/a.txt.',
+      },
+      expect.objectContaining({
+        type: 'tool',
+        callId: 'run_shell_command-2',
+        kind: 'command',
+        summary: 'npm test',
+      }),
+      {
+        type: 'tool_result',
+        callId: 'run_shell_command-2',
+        isError: true,
+        output: 'Command exited with code 1',
+      },
+      { type: 'error', message: 'Loop detected, stopping execution' },
+      { type: 'message', text: 'Done.' },
+      { type: 'usage', usage: { inputTokens: 23288, outputTokens: 36, costUsd: 0 } },
+    ]);
+  });
+
+  it('takes the answer, session and usage of the turn from the stream', () => {
+    const { parser, stdout } = streamParse(STREAM_TURN);
+    expect(parser.finish({ stdout, stderr: '', exitCode: 0 })).toEqual({
+      text: 'I will write it.Done.',
+      isError: false,
+      sessionId: SESSION,
+      usage: { inputTokens: 23288, outputTokens: 36, costUsd: 0 },
+    });
+  });
+
+  it('reports a failed result as an error event and as the failure, with the API message unwrapped', () => {
+    const message = JSON.stringify({
+      error: { code: 400, message: 'Request contains an invalid argument.', status: 'INVALID_ARGUMENT' },
+    });
+    const { events, parser, stdout } = streamParse([
+      STREAM_TURN[0],
+      {
+        type: 'result',
+        timestamp: at,
+        status: 'error',
+        error: { type: 'Error', message },
+        stats: { input_tokens: 0, output_tokens: 0 },
+      },
+    ]);
+    const text = 'Request contains an invalid argument. (400 INVALID_ARGUMENT)';
+    expect(events.at(-1)).toEqual({ type: 'error', message: text });
+    expect(parser.finish({ stdout, stderr: '', exitCode: 144 })).toMatchObject({
+      isError: true,
+      errorMessage: text,
+      text,
+      sessionId: SESSION,
+    });
+  });
+
+  it('reports a failure when the stream ends without a result line', () => {
+    const { parser, stdout } = streamParse(STREAM_TURN.slice(0, 5));
+    expect(parser.finish({ stdout, stderr: '', exitCode: 1 })).toMatchObject({
+      isError: true,
+      text: 'I will write it.',
+    });
   });
 });

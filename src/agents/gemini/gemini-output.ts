@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import type { AgentRunEvent } from '../agent-runner.js';
+import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
 import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
+import { parseJsonLine } from '../cli/json-line.js';
+import { cutText, toolEvent, toolResultEvent } from '../cli/tool-event.js';
 
 const count = z.number().nonnegative().catch(0);
 
@@ -22,6 +24,49 @@ const outputSchema = z.object({
 type GeminiOutput = z.infer<typeof outputSchema>;
 
 const STDERR_TAIL_CHARS = 64 * 1024;
+
+const errorSchema = z.object({ message: z.string().default('') });
+
+/**
+ * One line of `-o stream-json`: `init` (session), `message` (user and assistant text, the assistant's in
+ * `delta` chunks), `tool_use`, `tool_result`, `error` (a warning or error the turn goes on after) and the
+ * final `result` (status, error, token stats of the turn).
+ */
+const streamEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('init'), session_id: z.string().optional().catch(undefined) }),
+  z.object({ type: z.literal('message'), role: z.string().catch(''), content: z.string().catch('') }),
+  z.object({
+    type: z.literal('tool_use'),
+    tool_name: z.string(),
+    tool_id: z.string().optional().catch(undefined),
+    parameters: z.unknown(),
+  }),
+  z.object({
+    type: z.literal('tool_result'),
+    tool_id: z.string().optional().catch(undefined),
+    status: z.string().catch('success'),
+    output: z.string().optional().catch(undefined),
+    error: errorSchema.optional().catch(undefined),
+  }),
+  z.object({ type: z.literal('error'), message: z.string().catch('error') }),
+  z.object({
+    type: z.literal('result'),
+    status: z.string().catch('success'),
+    error: errorSchema.optional().catch(undefined),
+    stats: z
+      .object({ input_tokens: count.default(0), output_tokens: count.default(0) })
+      .optional()
+      .catch(undefined),
+  }),
+]);
+type StreamEvent = z.infer<typeof streamEventSchema>;
+
+/** What the `result` line of `-o stream-json` said. */
+interface StreamResult {
+  readonly isError: boolean;
+  readonly errorMessage?: string;
+  readonly usage?: AgentUsage;
+}
 
 /** The API's own error body, which gemini puts JSON-encoded in `error.message` for an HTTP error. */
 const apiErrorSchema = z.object({
@@ -88,32 +133,122 @@ function errorText(message: string): string {
   return tag === '' ? api.data.error.message : `${api.data.error.message} (${tag})`;
 }
 
+function streamResult(ev: Extract<StreamEvent, { type: 'result' }>): StreamResult {
+  const errorMessage = ev.error === undefined ? undefined : errorText(ev.error.message);
+  return {
+    isError: ev.status !== 'success' || ev.error !== undefined,
+    ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
+    ...(ev.stats !== undefined && {
+      usage: { inputTokens: ev.stats.input_tokens, outputTokens: ev.stats.output_tokens, costUsd: 0 },
+    }),
+  };
+}
+
 /**
- * Parses `gemini -o json`: one object printed at the end, so everything happens in `finish`. A turn that
- * succeeded prints it on stdout; a failed one (API error, auth, dropped stream) prints its error object on
- * stderr instead, so stderr is read when stdout has none.
+ * Parses `gemini -o json` and `-o stream-json`.
+ *
+ * `-o json` prints one object at the end, so everything happens in `finish` and no progress events come
+ * out. A turn that succeeded prints it on stdout; a failed one (API error, auth, dropped stream) prints
+ * its error object on stderr instead, so stderr is read when stdout has none.
+ *
+ * `-o stream-json` prints a line per event: `init` (session), assistant `message` deltas (joined into one
+ * `message` event per stretch of text), `tool_use` → `tool`, `tool_result` → `tool_result`, `error` →
+ * `error`, and the final `result` (→ `usage` from its stats, `error` when it failed), which decides the
+ * outcome; the answer is the assistant text of the turn.
  */
 export class GeminiOutputParser implements OutputParser {
-  onLine(): readonly AgentRunEvent[] {
-    return [];
+  #sessionId: string | undefined;
+  #isStream = false;
+  #text = '';
+  /** Assistant text not yet reported as a `message` event. */
+  #pendingText = '';
+  #result: StreamResult | undefined;
+
+  onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
+    if (stream !== 'stdout') return [];
+    const parsed = streamEventSchema.safeParse(parseJsonLine(line));
+    if (!parsed.success) return [];
+    this.#isStream = true;
+    const ev = parsed.data;
+    if (ev.type === 'message') {
+      if (ev.role === 'assistant') {
+        this.#text += ev.content;
+        this.#pendingText += ev.content;
+      }
+      return [];
+    }
+    const events: AgentRunEvent[] = this.#flushText();
+    switch (ev.type) {
+      case 'init':
+        if (ev.session_id !== undefined && ev.session_id !== this.#sessionId) {
+          this.#sessionId = ev.session_id;
+          events.push({ type: 'session', sessionId: ev.session_id });
+        }
+        break;
+      case 'tool_use':
+        events.push(toolEvent({ name: ev.tool_name, args: ev.parameters, callId: ev.tool_id }));
+        break;
+      case 'tool_result':
+        events.push(
+          toolResultEvent({
+            output: ev.output ?? ev.error?.message ?? '',
+            isError: ev.status !== 'success',
+            callId: ev.tool_id,
+          }),
+        );
+        break;
+      case 'error':
+        events.push({ type: 'error', message: cutText(ev.message) });
+        break;
+      case 'result':
+        this.#result = streamResult(ev);
+        if (this.#result.usage !== undefined) events.push({ type: 'usage', usage: this.#result.usage });
+        if (this.#result.errorMessage !== undefined)
+          events.push({ type: 'error', message: cutText(this.#result.errorMessage) });
+        break;
+    }
+    return events;
   }
 
-  finish({ stdout, stderr }: CliOutput): ParsedOutput | null {
-    const out = fromStdout(stdout) ?? fromStderr(stderr);
-    if (out === undefined) return null;
-    let inputTokens = 0;
-    let outputTokens = 0;
-    for (const model of Object.values(out.stats?.models ?? {})) {
-      inputTokens += model.tokens?.prompt ?? model.tokens?.input ?? 0;
-      outputTokens += (model.tokens?.candidates ?? 0) + (model.tokens?.thoughts ?? 0);
-    }
-    const errorMessage = out.error === undefined ? undefined : errorText(out.error.message);
+  #flushText(): AgentRunEvent[] {
+    const text = this.#pendingText;
+    this.#pendingText = '';
+    return text === '' ? [] : [{ type: 'message', text }];
+  }
+
+  finish(output: CliOutput): ParsedOutput | null {
+    return this.#isStream ? this.#fromStream() : fromObject(output);
+  }
+
+  #fromStream(): ParsedOutput {
+    // No result line: gemini died mid-turn, which is a failure whatever it printed before.
+    const r = this.#result ?? { isError: true };
     return {
-      text: out.response ?? errorMessage ?? '',
-      isError: out.error !== undefined,
-      ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
-      ...(out.session_id !== undefined && { sessionId: out.session_id }),
-      ...(out.stats !== undefined && { usage: { inputTokens, outputTokens, costUsd: 0 } }),
+      text: this.#text !== '' ? this.#text : (r.errorMessage ?? ''),
+      isError: r.isError,
+      ...(r.errorMessage !== undefined && { errorMessage: r.errorMessage }),
+      ...(this.#sessionId !== undefined && { sessionId: this.#sessionId }),
+      ...(r.usage !== undefined && { usage: r.usage }),
     };
   }
+}
+
+/** The outcome of `-o json`: its object on stdout, else the error object on stderr. */
+function fromObject({ stdout, stderr }: CliOutput): ParsedOutput | null {
+  const out = fromStdout(stdout) ?? fromStderr(stderr);
+  if (out === undefined) return null;
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (const model of Object.values(out.stats?.models ?? {})) {
+    inputTokens += model.tokens?.prompt ?? model.tokens?.input ?? 0;
+    outputTokens += (model.tokens?.candidates ?? 0) + (model.tokens?.thoughts ?? 0);
+  }
+  const errorMessage = out.error === undefined ? undefined : errorText(out.error.message);
+  return {
+    text: out.response ?? errorMessage ?? '',
+    isError: out.error !== undefined,
+    ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
+    ...(out.session_id !== undefined && { sessionId: out.session_id }),
+    ...(out.stats !== undefined && { usage: { inputTokens, outputTokens, costUsd: 0 } }),
+  };
 }

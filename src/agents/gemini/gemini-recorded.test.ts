@@ -54,6 +54,12 @@ describe('gemini 0.61 recorded output', () => {
     });
   });
 
+  it('reports no progress events for the real -o json output (one object at the end, no event stream)', () => {
+    const parser = new GeminiOutputParser();
+    const lines = `${recorded('tool-resumed.stdout.json')}\n${recorded('reply.stdout.json')}`.split('\n');
+    expect(lines.flatMap((line) => parser.onLine(line, 'stdout'))).toEqual([]);
+  });
+
   it('parses the real API error that gemini writes to stderr (stdout empty, exit 144)', () => {
     expect(parse('', recorded('api-error.stderr.txt'), 144)).toEqual({
       text: 'Request contains an invalid argument. (400 INVALID_ARGUMENT)',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AgentRunEvent } from '../agent-runner.js';
 import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
+import { cutText, toolEvent, toolResultEvent } from '../cli/tool-event.js';
 
 const count = z.number().nonnegative().catch(0);
 
@@ -12,6 +13,17 @@ const eventSchema = z.object({
     .object({
       type: z.string().optional(),
       text: z.string().optional(),
+      tool: z.string().optional().catch(undefined),
+      callID: z.string().optional().catch(undefined),
+      state: z
+        .object({
+          status: z.string().catch(''),
+          input: z.unknown().optional(),
+          output: z.string().optional().catch(undefined),
+          error: z.string().optional().catch(undefined),
+        })
+        .optional()
+        .catch(undefined),
       cost: count.optional(),
       tokens: z
         .object({
@@ -30,13 +42,18 @@ const eventSchema = z.object({
     })
     .optional(),
 });
+type Part = NonNullable<z.infer<typeof eventSchema>['part']>;
 
 /**
  * Parses `opencode run --format json` events (1.18.33): `text` parts (joined per step; the last step's
  * text is the answer), `step_finish` tokens and cost (summed over the steps of this run: opencode
- * prints only this turn's steps, also after `--session`), `tool_use` (ignored), `error` (a failure;
- * its `error.data.message`, the API's own message for an `APIError`, is the errorMessage), and the
+ * prints only this turn's steps, also after `--session`), `tool_use`, `error` (a failure; its
+ * `error.data.message`, the API's own message for an `APIError`, is the errorMessage), and the
  * `sessionID` every event carries.
+ *
+ * Progress events: `message` (text parts), `tool` and `tool_result` (a `tool_use` part: opencode prints
+ * it once the call is done, with `state.input` and `state.output`, or `state.error` when its status is
+ * `error`), `usage` (the running sum after each step_finish) and `error` (error events).
  */
 export class OpencodeOutputParser implements OutputParser {
   #sessionId: string | undefined;
@@ -46,6 +63,8 @@ export class OpencodeOutputParser implements OutputParser {
   #hasUsage = false;
   #error: string | undefined;
   #isRecognised = false;
+  /** Calls whose `tool` event is out (a call printed again, as it progresses, is not repeated). */
+  readonly #toolCalls = new Set<string>();
 
   onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
     if (stream !== 'stdout') return [];
@@ -72,8 +91,29 @@ export class OpencodeOutputParser implements OutputParser {
         outputTokens: this.#usage.outputTokens + (t ? t.output + t.reasoning : 0),
         costUsd: this.#usage.costUsd + (ev.part.cost ?? 0),
       };
+      events.push({ type: 'usage', usage: this.#usage });
+    } else if (ev.type === 'tool_use' && ev.part !== undefined) {
+      events.push(...this.#toolEvents(ev.part));
     } else if (ev.type === 'error') {
       this.#error = ev.error?.data?.message ?? ev.error?.name ?? 'error';
+      events.push({ type: 'error', message: cutText(this.#error) });
+    }
+    return events;
+  }
+
+  #toolEvents(part: Part): AgentRunEvent[] {
+    if (part.tool === undefined) return [];
+    const events: AgentRunEvent[] = [];
+    const callId = part.callID;
+    if (callId === undefined || !this.#toolCalls.has(callId)) {
+      if (callId !== undefined) this.#toolCalls.add(callId);
+      events.push(toolEvent({ name: part.tool, args: part.state?.input, callId }));
+    }
+    const state = part.state;
+    if (state?.status === 'completed' || state?.status === 'error') {
+      const isError = state.status === 'error';
+      const output = (isError ? state.error : state.output) ?? '';
+      events.push(toolResultEvent({ output, isError, callId }));
     }
     return events;
   }

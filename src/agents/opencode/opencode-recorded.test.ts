@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { AgentRunEvent } from '../agent-runner.js';
 import type { ParsedOutput } from '../cli/cli-backend.js';
 import { OpencodeOutputParser } from './opencode-output.js';
 
@@ -18,6 +19,11 @@ function parse(stdout: string, exitCode = 0): ParsedOutput | null {
   const parser = new OpencodeOutputParser();
   for (const line of stdout.split('\n')) parser.onLine(line, 'stdout');
   return parser.finish({ stdout, stderr: '', exitCode });
+}
+
+function events(stdout: string): AgentRunEvent[] {
+  const parser = new OpencodeOutputParser();
+  return stdout.split('\n').flatMap((line) => parser.onLine(line, 'stdout'));
 }
 
 function fake(env: Record<string, string> = {}): string {
@@ -61,6 +67,38 @@ function shapes(stdout: string): Map<string, Set<string>> {
 function sessionOf(stdout: string): string {
   return String(jsonObject.parse(JSON.parse(stdout.split('\n')[0] ?? '{}'))['sessionID']);
 }
+
+describe('opencode progress events on recorded real output', () => {
+  it('reports the write call of a recorded tool turn, its output and the usage after each step', () => {
+    const path = '/tmp/oc/ep-qOaQLf/work/a.txt';
+    expect(events(recorded('tool.stdout.jsonl'))).toEqual([
+      { type: 'session', sessionId: 'ses_dccbd783bffegi2zW6MBxLkcQx' },
+      {
+        type: 'tool',
+        callId: 'call_c939b6b8b4154a9882704918',
+        name: 'write',
+        kind: 'edit',
+        summary: path,
+        input: JSON.stringify({ filePath: path, content: 'hi\n' }),
+      },
+      {
+        type: 'tool_result',
+        callId: 'call_c939b6b8b4154a9882704918',
+        isError: false,
+        output: 'Wrote file successfully.',
+      },
+      { type: 'usage', usage: { inputTokens: 7368, outputTokens: 15, costUsd: 0 } },
+      { type: 'message', text: 'Done.' },
+      { type: 'usage', usage: { inputTokens: 7368 + 7447, outputTokens: 17, costUsd: 0 } },
+    ]);
+  });
+
+  it('reports the recorded HTTP 400 as an error event', () => {
+    expect(events(recorded('error.stdout.jsonl')).filter((e) => e.type === 'error')).toEqual([
+      { type: 'error', message: 'bad request from the endpoint' },
+    ]);
+  });
+});
 
 describe('opencode output parser on recorded real output', () => {
   it('reads text, session and usage from a recorded reply turn', () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakeParentEnv, makeTempDir } from '../../../test/fakes/fake-cli-harness.js';
 import { isMusubiError } from '../../core/errors.js';
+import type { AgentRunEvent } from '../agent-runner.js';
 import { ScriptedRunner } from './scripted-runner.js';
 
 describe('scripted agent', () => {
@@ -61,6 +62,92 @@ describe('scripted agent', () => {
     expect(existsSync(join(dir, 'never.txt'))).toBe(false);
     const literal = await run('run node -e "console.log(process.argv[1])" $HOME;echo');
     expect(literal.text).toBe('$HOME;echo');
+  });
+
+  it('reports file and process steps as tool calls with their kind and result, and the usage last', async () => {
+    const events: AgentRunEvent[] = [];
+    const result = await runner.run({
+      prompt: [
+        'mkdir notes',
+        'write notes/a.txt hello',
+        'append notes/a.txt again',
+        'read notes/a.txt',
+        'run node -e "console.log(40+2)"',
+        'reply done',
+      ].join('\n'),
+      cwd: dir,
+      timeoutMs: 10_000,
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.isError).toBe(false);
+    const transcript = events.filter((e) => e.type !== 'line' && e.type !== 'started');
+    expect(transcript).toEqual([
+      {
+        type: 'tool',
+        callId: 'step-1',
+        name: 'mkdir',
+        kind: 'edit',
+        summary: 'notes',
+        input: '{"path":"notes"}',
+      },
+      { type: 'tool_result', callId: 'step-1', isError: false, output: 'created notes/' },
+      {
+        type: 'tool',
+        callId: 'step-2',
+        name: 'write',
+        kind: 'edit',
+        summary: 'notes/a.txt',
+        input: JSON.stringify({ path: 'notes/a.txt', content: 'hello\n' }),
+      },
+      { type: 'tool_result', callId: 'step-2', isError: false, output: 'wrote notes/a.txt (6 bytes)' },
+      expect.objectContaining({ type: 'tool', callId: 'step-3', name: 'append', kind: 'edit' }),
+      { type: 'tool_result', callId: 'step-3', isError: false, output: 'appended to notes/a.txt (6 bytes)' },
+      expect.objectContaining({
+        type: 'tool',
+        callId: 'step-4',
+        name: 'read',
+        kind: 'read',
+        summary: 'notes/a.txt',
+      }),
+      { type: 'tool_result', callId: 'step-4', isError: false, output: 'hello\nagain' },
+      expect.objectContaining({
+        type: 'tool',
+        callId: 'step-5',
+        name: 'run',
+        kind: 'command',
+        summary: "node -e 'console.log(40+2)'",
+      }),
+      { type: 'tool_result', callId: 'step-5', isError: false, output: '42' },
+      { type: 'message', text: 'done' },
+      { type: 'usage', usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } },
+    ]);
+  });
+
+  it('reports a failing command and a refused step as failed tool results', async () => {
+    const failing: AgentRunEvent[] = [];
+    await runner.run({
+      prompt: 'run node -e "process.exit(3)"',
+      cwd: dir,
+      timeoutMs: 10_000,
+      onEvent: (e) => failing.push(e),
+    });
+    expect(failing.find((e) => e.type === 'tool_result')).toEqual({
+      type: 'tool_result',
+      callId: 'step-1',
+      isError: true,
+      output: 'ran node (exit 3)',
+    });
+    const missing: AgentRunEvent[] = [];
+    await runner.run({
+      prompt: 'read nope.txt',
+      cwd: dir,
+      timeoutMs: 10_000,
+      onEvent: (e) => missing.push(e),
+    });
+    expect(missing.find((e) => e.type === 'tool_result')).toMatchObject({
+      isError: true,
+      output: expect.stringContaining('ENOENT'),
+    });
   });
 
   it('fails with the given reason', async () => {

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createSystemClock } from '../../core/clock.js';
 import { createDeadlineSignal } from '../../core/deadline-signal.js';
 import { MusubiError } from '../../core/errors.js';
+import { shellQuote } from '../../core/shell-quote.js';
 import type {
   AgentAvailability,
   AgentRunEvent,
@@ -12,6 +13,7 @@ import type {
   AgentRunner,
   AgentRunResult,
 } from '../agent-runner.js';
+import { toolEvent, toolResultEvent, type ToolCall } from '../cli/tool-event.js';
 import { ChildReaper } from '../process/child-reaper.js';
 import { buildChildEnv } from '../process/child-env.js';
 import { DEFAULT_OUTPUT_CAP_BYTES } from '../process/output-capture.js';
@@ -41,6 +43,39 @@ interface TurnState {
   readonly actions: string[];
   exitCode: number;
   isFailed: boolean;
+}
+
+/** What a file or process step did, for its `tool_result` event. */
+interface StepOutcome {
+  readonly output: string;
+  readonly isError: boolean;
+}
+
+/** A step as a tool call for its `tool` event; undefined for steps that are none (reply, fail, sleep). */
+function toolCallOf(step: ScriptInstruction, callId: string): ToolCall | undefined {
+  switch (step.op) {
+    case 'write':
+    case 'append':
+      return { name: step.op, kind: 'edit', callId, args: { path: step.path, content: step.content } };
+    case 'mkdir':
+      return { name: step.op, kind: 'edit', callId, args: { path: step.path } };
+    case 'read':
+      return { name: step.op, kind: 'read', callId, args: { path: step.path } };
+    case 'run':
+      return {
+        name: step.op,
+        kind: 'command',
+        callId,
+        args: { argv: step.argv },
+        summary: step.argv.map(shellQuote).join(' '),
+      };
+    default:
+      return undefined;
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof MusubiError ? `${err.code}: ${err.message}` : String(err);
 }
 
 function emit(input: AgentRunInput, event: AgentRunEvent): void {
@@ -105,20 +140,29 @@ export class ScriptedRunner implements AgentRunner {
       clock: this.#clock,
     });
     const { signal } = deadline;
-    for (const step of script) {
+    for (const [index, step] of script.entries()) {
       if (signal.aborted || state.isFailed) break;
-      await this.#step(step, input, signal, state).catch((err: unknown) => {
-        if (signal.aborted) return;
-        state.isFailed = true;
-        state.exitCode = 1;
-        state.parts.push(err instanceof MusubiError ? `${err.code}: ${err.message}` : String(err));
+      const call = toolCallOf(step, `step-${index + 1}`);
+      if (call !== undefined) emit(input, toolEvent(call));
+      const outcome = await this.#step(step, input, signal, state).catch((err: unknown): StepOutcome => {
+        const output = errorText(err);
+        if (!signal.aborted) {
+          state.isFailed = true;
+          state.exitCode = 1;
+          state.parts.push(output);
+        }
+        return { output, isError: true };
       });
+      if (call !== undefined && outcome !== undefined)
+        emit(input, toolResultEvent({ ...outcome, callId: call.callId }));
     }
     if (ignite !== undefined && !state.isFailed && !signal.aborted) await ignite.finish();
     const timedOut = signal.aborted && input.signal?.aborted !== true;
     const canceled = input.signal?.aborted === true;
     if (timedOut || canceled) emit(input, { type: 'stopping', reason: timedOut ? 'timeout' : 'cancel' });
     const text = state.parts.length > 0 ? state.parts.join('\n') : summary(state.actions);
+    const usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    emit(input, { type: 'usage', usage });
     return {
       backend: 'scripted',
       text,
@@ -128,7 +172,7 @@ export class ScriptedRunner implements AgentRunner {
       timedOut,
       canceled,
       sessionId: input.sessionId ?? `scripted-${randomUUID()}`,
-      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      usage,
       durationMs: Math.round(performance.now() - startedAt),
       stderrTail: '',
       isOutputTruncated: false,
@@ -140,41 +184,43 @@ export class ScriptedRunner implements AgentRunner {
     input: AgentRunInput,
     signal: AbortSignal,
     state: TurnState,
-  ): Promise<void> {
+  ): Promise<StepOutcome | undefined> {
     switch (step.op) {
       case 'write':
       case 'append': {
         const path = await resolveInsideCwd(input.cwd, step.path);
         await mkdir(dirname(path), { recursive: true });
         await (step.op === 'write' ? writeFile : appendFile)(path, step.content);
-        state.actions.push(
-          `${step.op === 'write' ? 'wrote' : 'appended to'} ${step.path} (${Buffer.byteLength(step.content)} bytes)`,
-        );
-        return;
+        const action = `${step.op === 'write' ? 'wrote' : 'appended to'} ${step.path} (${Buffer.byteLength(step.content)} bytes)`;
+        state.actions.push(action);
+        return { output: action, isError: false };
       }
-      case 'mkdir':
+      case 'mkdir': {
         await mkdir(await resolveInsideCwd(input.cwd, step.path), { recursive: true });
-        state.actions.push(`created ${step.path}/`);
-        return;
+        const action = `created ${step.path}/`;
+        state.actions.push(action);
+        return { output: action, isError: false };
+      }
       case 'read': {
         const text = await readFile(await resolveInsideCwd(input.cwd, step.path), 'utf8');
-        state.parts.push(
-          text.slice(0, this.#options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES).replace(/\n$/, ''),
-        );
-        return;
+        const part = text
+          .slice(0, this.#options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES)
+          .replace(/\n$/, '');
+        state.parts.push(part);
+        return { output: part, isError: false };
       }
       case 'reply':
         state.parts.push(step.text);
         emit(input, { type: 'message', text: step.text });
-        return;
+        return undefined;
       case 'fail':
         state.parts.push(step.text);
         state.exitCode = 1;
         state.isFailed = true;
-        return;
+        return undefined;
       case 'sleep':
         await sleep(step.ms, undefined, { signal }).catch(() => undefined);
-        return;
+        return undefined;
       case 'run':
         return this.#runCommand(step.argv, input, signal, state);
     }
@@ -185,7 +231,7 @@ export class ScriptedRunner implements AgentRunner {
     input: AgentRunInput,
     signal: AbortSignal,
     state: TurnState,
-  ): Promise<void> {
+  ): Promise<StepOutcome> {
     const [command = '', ...args] = argv;
     const env = buildChildEnv({
       source: this.#options.env,
@@ -210,11 +256,13 @@ export class ScriptedRunner implements AgentRunner {
     });
     const output = (proc.stdout + proc.stderr).replace(/\n$/, '');
     if (output !== '') state.parts.push(output);
-    state.actions.push(`ran ${command} (exit ${proc.exitCode ?? proc.signal})`);
+    const action = `ran ${command} (exit ${proc.exitCode ?? proc.signal})`;
+    state.actions.push(action);
     if (proc.exitCode !== 0 && !signal.aborted) {
       state.exitCode = proc.exitCode ?? 1;
       state.isFailed = true;
     }
+    return { output: output === '' ? action : output, isError: proc.exitCode !== 0 };
   }
 }
 
