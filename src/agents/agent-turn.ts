@@ -1,5 +1,5 @@
 import { isMusubiError } from '../core/errors.js';
-import type { AgentRunInput, AgentRunner, AgentUsage } from './agent-runner.js';
+import type { AgentRunInput, AgentRunner, AgentUsage, TurnLabel } from './agent-runner.js';
 
 /**
  * How one agent turn ended, as a team sees it: `finished` with the output and exit code (timeouts and
@@ -25,6 +25,8 @@ export interface TurnRequest {
   readonly cwd: string;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  /** What the turn is part of (phase, subtask), for its transcript. */
+  readonly label?: TurnLabel;
   /** The turn's progress events, as the runner delivers them. */
   readonly onEvent?: AgentRunInput['onEvent'];
 }
@@ -71,6 +73,7 @@ export async function runTurn(
       cwd: input.cwd,
       timeoutMs: input.timeoutMs,
       ...(input.signal !== undefined && { signal: input.signal }),
+      ...(input.label !== undefined && { label: input.label }),
       ...(input.onEvent !== undefined && { onEvent: input.onEvent }),
     });
   } catch (err) {

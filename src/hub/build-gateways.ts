@@ -1,4 +1,4 @@
-import type { AgentRunner } from '../agents/agent-runner.js';
+import type { AgentBackend, AgentRunner } from '../agents/agent-runner.js';
 import { lookupAlias } from '../agents/selection/backend-aliases.js';
 import type { AgentDirectory } from '../bus/agent-directory.js';
 import type { Bus } from '../bus/bus.types.js';
@@ -33,6 +33,7 @@ import type {
   YadonSetup,
 } from './gateway-setups.js';
 import type { HubRunners } from './hub-runners.js';
+import { createRunSource } from './run-source.js';
 import { threePhaseTeams } from './team-builders.js';
 
 /** Everything the gateways of one hub are built from. */
@@ -47,6 +48,10 @@ export interface GatewayDeps {
   readonly runners: HubRunners;
   /** One view of every agent, shared so a gateway knows which agents another gateway has attached. */
   readonly directory: AgentDirectory;
+  /** Where the hub was started: runs started from the dashboard work on the repository holding it. */
+  readonly cwd: string;
+  /** CLI backends whose binary is installed (runs started from the dashboard pick from them). */
+  readonly installed: ReadonlySet<AgentBackend>;
 }
 
 /** The gateways of one hub by protocol, and all of them in start order. */
@@ -163,6 +168,16 @@ function httpGateway(d: GatewayDeps, s: HttpSetup): HttpGateway {
     tasks: s.tasks ?? createRegistryTaskSource(d.tasks),
     agents: d.directory,
     teams: s.teams ?? [createRoundsTeamSource(d.bus.kv)],
+    ...(d.runners.turns !== undefined && { turns: d.runners.turns }),
+    runs: createRunSource({
+      bus: d.bus,
+      cwd: d.cwd,
+      config: d.config,
+      env: d.env,
+      installed: d.installed,
+      logger: d.logger,
+      clock: d.clock,
+    }),
   });
 }
 

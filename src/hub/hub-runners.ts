@@ -4,7 +4,11 @@ import { ConcurrencyLimiter } from '../agents/concurrency/concurrency-limiter.js
 import { createAgentRunner } from '../agents/create-agent-runner.js';
 import { ChildReaper } from '../agents/process/child-reaper.js';
 import type { Bus } from '../bus/bus.types.js';
+import { TurnLog } from '../agents/turns/turn-log.js';
+import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.schema.js';
+import type { IdGenerator } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
 import { MusubiError } from '../core/errors.js';
 import {
   flagAlias,
@@ -26,6 +30,11 @@ export interface HubRunnersOptions {
   readonly flags?: RunnerFlags;
   /** Wraps each agent's runner once, when it is built (the demo's progress observers and injected fault). */
   readonly decorate?: (agent: string, runner: AgentRunner) => AgentRunner;
+  /**
+   * Records every turn (summary, transcript, live events) in the bus's store; needs `bus`. Without it
+   * turns are not recorded (commands that run one turn and print it).
+   */
+  readonly recordTurns?: { readonly clock: Clock; readonly ids: IdGenerator; readonly logger: Logger };
 }
 
 /** The runners of one hub: one per agent, sharing a child reaper and per-backend concurrency limits. */
@@ -38,6 +47,8 @@ export interface HubRunners {
   runnerOf(plan: RunnerPlan): AgentRunner;
   /** The one reaper that kills every live agent process group if the hub process exits. */
   readonly reaper: ChildReaper;
+  /** Where every turn of these runners is recorded; undefined when turns are not recorded. */
+  readonly turns: TurnLog | undefined;
 }
 
 /**
@@ -54,6 +65,11 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
   const reaper = new ChildReaper();
   const limiter = new ConcurrencyLimiter({ limits: config.agentConcurrency });
   const runners = new Map<string, AgentRunner>();
+  const record = options.recordTurns;
+  const turns =
+    record !== undefined && options.bus !== undefined
+      ? new TurnLog({ kv: options.bus.kv, events: options.bus, ...record })
+      : undefined;
   const planOf = (agent: string | undefined, identity: AgentIdentity = {}): RunnerPlan =>
     planRunner({
       config,
@@ -74,7 +90,7 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
   };
   const runnerOf = (plan: RunnerPlan): AgentRunner => {
     const budget = budgetOf(plan);
-    return createAgentRunner({
+    const runner = createAgentRunner({
       backend: plan.backend,
       env,
       reaper,
@@ -86,9 +102,13 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
       ...(plan.extraEnv !== undefined && { extraEnv: plan.extraEnv }),
       ...(budget !== undefined && { budget }),
     });
+    if (turns === undefined) return runner;
+    const team = plan.budget?.team;
+    return turns.recorded(plan.agent ?? plan.backend, runner, team === undefined ? {} : { team });
   };
   return {
     reaper,
+    turns,
     planOf,
     runnerOf,
     runnerFor(agent, identity = {}) {

@@ -64,12 +64,14 @@ export async function startConfiguredHub(options: StartConfiguredHubOptions): Pr
         env,
         bus,
         installed: options.installed,
+        recordTurns: { clock, ids, logger },
         ...(options.runnerFlags !== undefined && { flags: options.runnerFlags }),
         ...(decorate !== undefined && {
           decorate: (agent: string, runner: AgentRunner) => decorate(agent, runner, directory),
         }),
       });
-      const deps = { bus, tasks, config, logger, clock, ids, env, runners, directory };
+      const installed = options.installed;
+      const deps = { bus, tasks, config, logger, clock, ids, env, runners, directory, cwd, installed };
       assembled = { runners, directory, byKind: buildGateways(deps, setups) };
       return [...assembled.byKind.all];
     },

@@ -86,10 +86,13 @@ export async function startYadonAgent(o: StartYadonAgentOptions): Promise<YadonA
   let server: AgentSocketServer;
   let queue: TaskQueue;
   try {
-    runner = createHubRunners({ config: o.config, env: o.env, installed: o.installed, bus }).runnerFor(
-      name,
-      identity,
-    );
+    runner = createHubRunners({
+      config: o.config,
+      env: o.env,
+      installed: o.installed,
+      bus,
+      recordTurns: { clock, ids: o.ids, logger },
+    }).runnerFor(name, identity);
     queue = new TaskQueue({
       bus,
       registry: tasks,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AgentRunEvent, AgentRunner } from '../agents/agent-runner.js';
+import type { AgentRunEvent, AgentRunner, TurnLabel } from '../agents/agent-runner.js';
 import { runTurn, type AgentTurn, type TurnOutcome } from '../agents/agent-turn.js';
 import type { Bus } from '../bus/bus.types.js';
 import type { Clock } from '../core/clock.js';
@@ -208,6 +208,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
     cwd: string,
     timeoutMs = deps.turnTimeoutMs ?? TURN_TIMEOUT_MS,
     onMessage?: (text: string) => void,
+    label: TurnLabel = { agent: 'manager', run: record.id, team: record.team, phase: 'plan' },
   ): Promise<TurnOutcome> => {
     const stallMs = deps.stallMs ?? STALL_MS;
     for (let attempt = 1; ; attempt++) {
@@ -230,7 +231,14 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         arm();
         if (event.type === 'message' && onMessage !== undefined) onMessage(event.text);
       };
-      const raw = await runTurn(runner, { prompt, cwd, timeoutMs, signal: attemptStop.signal, onEvent });
+      const raw = await runTurn(runner, {
+        prompt,
+        cwd,
+        timeoutMs,
+        signal: attemptStop.signal,
+        onEvent,
+        label,
+      });
       watchdog.cancel();
       stop.signal.removeEventListener('abort', onStop);
       const outcome: TurnOutcome =
@@ -308,6 +316,13 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
           const line = summaryOf(text);
           if (line !== '') report({ kind: 'activity', subtask: subtask.id, worker, text: line });
         },
+        {
+          agent: `worker-${worker}`,
+          run: record.id,
+          team: record.team,
+          phase: phaseName,
+          subtask: subtask.id,
+        },
       );
       if (outcome.kind === 'canceled') throw new BudgetStop(stopReason ?? 'interrupted');
       const output = outcome.kind === 'finished' ? outcome.output : outcome.reason;
@@ -345,7 +360,14 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         report({ kind: 'conflict', subtask: entry.id, files: merged.files });
         const conflict = { subtask: entry.id, files: merged.files, isResolved: false };
         await save({ conflicts: [...record.conflicts, conflict] });
-        await turn(deps.resolverRunner, resolverPrompt(record.goal, entry.id, merged.files), integration);
+        await turn(
+          deps.resolverRunner,
+          resolverPrompt(record.goal, entry.id, merged.files),
+          integration,
+          undefined,
+          undefined,
+          { agent: 'resolver', run: record.id, team: record.team, phase: 'resolve', subtask: entry.id },
+        );
         if (stop.signal.aborted) {
           await git.run(integration, ['merge', '--abort']);
           throw new BudgetStop(stopReason ?? 'interrupted');

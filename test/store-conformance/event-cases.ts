@@ -17,7 +17,10 @@ const taskEvent = (n: number): BusEvent => ({
 /** The event log: message events, appended events, reads, follows, cursors. */
 export function eventCases({ test, store, clock, passTime }: ConformanceContext): void {
   test('records message events in the order they happen', async () => {
-    await store().append('bob', envelope('m', { priority: 'high' }));
+    await store().append(
+      'bob',
+      envelope('m', { priority: 'high', thread: 'th', headers: { source: 'x' }, body: 'b'.repeat(5000) }),
+    );
     const first = await claimOne(store(), 'bob', 1_000);
     await store().extend(first.deliveryId, { leaseMs: 2_000 });
     await store().nack(first.deliveryId, { delayMs: 0 });
@@ -35,6 +38,11 @@ export function eventCases({ test, store, clock, passTime }: ConformanceContext)
         from: 'alice',
         messageType: 'note',
         priority: 'high',
+        // What was sent stays readable after the message is acked: thread, headers, 4 KiB of body.
+        thread: 'th',
+        headers: { source: 'x' },
+        body: 'b'.repeat(4096),
+        isBodyCut: true,
       },
       { type: 'message.claimed', mailbox: 'bob', messageId: 'm', attempt: 1, leaseUntil: now + 1_000 },
       { type: 'message.lease_extended', mailbox: 'bob', messageId: 'm', leaseUntil: now + 2_000 },

@@ -1,7 +1,12 @@
-import type { AgentsReply } from './api-schemas.js';
+import type { AgentActivity, AgentsReply } from './api-schemas.js';
 import { z } from 'zod';
 import type { AgentRecord } from '../../bus/agent-directory.js';
+import type { TurnSummary } from '../../agents/turns/turn-record.js';
+import { agentActivity } from './agent-activity.js';
 import type { RouteContext } from './route-context.js';
+
+/** Turns looked at for each agent's state: the newest per agent among these. */
+const RECENT_TURNS = 1000;
 
 /** Tokens and cost, summed over runs (the budget guard's per-agent rows). */
 export interface Spend {
@@ -11,8 +16,8 @@ export interface Spend {
   readonly runs: number;
 }
 
-/** One agent card: the directory record plus what it has spent across every team. */
-export type AgentCard = AgentRecord & { readonly spend: Spend };
+/** One agent card: the directory record, what it has spent across every team and what it is doing. */
+export type AgentCard = AgentRecord & { readonly spend: Spend; readonly activity?: AgentActivity };
 
 const spendSchema = z.object({
   inputTokens: z.number().nonnegative(),
@@ -46,12 +51,24 @@ async function spendByAgent(ctx: RouteContext): Promise<Map<string, Spend>> {
 
 /**
  * `GET /api/agents`: `{ agents: AgentCard[], totals: Spend }`. Agents come from the agent directory
- * (every protocol); `totals` also counts spend of agents the directory does not know.
+ * (every protocol); `totals` also counts spend of agents the directory does not know. Each card's
+ * `activity` comes from the agent's newest recorded turn and its directory state.
  */
 export function registerAgentsRoute(ctx: RouteContext): void {
   ctx.app.get('/api/agents', async (): Promise<AgentsReply> => {
-    const [records, spend] = await Promise.all([ctx.agents.list(), spendByAgent(ctx)]);
-    const agents: AgentCard[] = records.map((r) => ({ ...r, spend: spend.get(r.name) ?? ZERO }));
+    const [records, spend, turns] = await Promise.all([
+      ctx.agents.list(),
+      spendByAgent(ctx),
+      ctx.turns?.list({ limit: RECENT_TURNS }) ?? Promise.resolve([]),
+    ]);
+    const newest = new Map<string, TurnSummary>();
+    for (const t of turns) if (!newest.has(t.agent)) newest.set(t.agent, t);
+    const now = ctx.clock.now();
+    const agents: AgentCard[] = records.map((r) => ({
+      ...r,
+      spend: spend.get(r.name) ?? ZERO,
+      activity: agentActivity(r, newest.get(r.name), now),
+    }));
     const totals = [...spend.values()].reduce(add, ZERO);
     return { agents, totals };
   });

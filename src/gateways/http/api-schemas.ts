@@ -1,4 +1,13 @@
 import * as z from 'zod';
+import { transcriptEntry, turnSummary } from '../../agents/turns/turn-record.js';
+
+export {
+  TURN_STATES,
+  transcriptEntry,
+  turnSummary,
+  type TranscriptEntry,
+  type TurnSummary,
+} from '../../agents/turns/turn-record.js';
 
 // The replies of the HTTP API, shared by the gateway (its routes return these types) and the dashboard
 // (src/dashboard parses every reply with them, so a gateway change shows up as one clear error instead
@@ -24,7 +33,16 @@ export const agentRecord = z.object({
   bubble: z.string().optional(),
   lastSeen: z.number(),
 });
-const agent = agentRecord.extend({ spend });
+/** What an agent is doing now, from its newest turn's events and its directory record. */
+export const agentActivity = z.object({
+  state: z.enum(['working', 'waiting', 'stalled', 'idle', 'stopped']),
+  /** The current tool or command (working), the question (waiting), the last activity (stalled). */
+  detail: z.string().optional(),
+  turnId: z.string().optional(),
+  since: z.number().optional(),
+});
+export type AgentActivity = z.infer<typeof agentActivity>;
+const agent = agentRecord.extend({ spend, activity: agentActivity.optional() });
 export type Agent = z.infer<typeof agent>;
 export const agentsReply = z.object({ agents: z.array(agent), totals: spend });
 export type AgentsReply = z.infer<typeof agentsReply>;
@@ -79,6 +97,10 @@ const messageRow = z.object({
   priority: z.string(),
   status: z.string(),
   attempt: z.number(),
+  /** Claims after the first: nacked, lease ran out, or requeued from the dead letters. */
+  retries: z.number().optional(),
+  /** True once the message was dead-lettered, even if it was requeued and acked later. */
+  wasDead: z.boolean().optional(),
   thread: z.string().optional(),
   bodyPreview: z.string().optional(),
 });
@@ -141,3 +163,143 @@ export const busEvent = z.looseObject({
   data: z.record(z.string(), z.unknown()).optional(),
 });
 export type BusEvent = z.infer<typeof busEvent>;
+
+// ---- Message detail and the human inbox -------------------------------------------------------------
+
+const historyStep = z.looseObject({
+  kind: z.enum([
+    'sent',
+    'claimed',
+    'lease_extended',
+    'lease_expired',
+    'nacked',
+    'dead_lettered',
+    'escalated',
+    'requeued',
+    'acked',
+    'discarded',
+  ]),
+  at: z.number(),
+  mailbox: z.string(),
+  from: z.string().optional(),
+  holder: z.string().optional(),
+  attempt: z.number().optional(),
+  leaseUntil: z.number().optional(),
+  delayMs: z.number().optional(),
+  reason: z.string().optional(),
+});
+export type HistoryStepView = z.infer<typeof historyStep>;
+
+/** What was sent: the stored envelope while it is in a mailbox, else the copy its `message.sent` kept. */
+const sentEnvelope = z.object({
+  id: z.string(),
+  from: z.string(),
+  to: z.string(),
+  type: z.string(),
+  priority: z.string(),
+  thread: z.string().optional(),
+  headers: z.record(z.string(), z.string()),
+  body: z.string(),
+  /** True when `body` is only the head of the body (the envelope was deleted; the log kept 4 KiB). */
+  isBodyCut: z.boolean(),
+  createdAt: z.number().optional(),
+});
+export type SentEnvelope = z.infer<typeof sentEnvelope>;
+
+export const messageDetailReply = z.object({
+  messageId: z.string(),
+  /** One row per mailbox the message went to (a broadcast has several). */
+  copies: z.array(messageRow),
+  /** Absent when neither a mailbox nor the event log still has the message. */
+  envelope: sentEnvelope.optional(),
+  /** True while some mailbox still holds the envelope (waiting, leased or dead). */
+  isStored: z.boolean(),
+  history: z.array(historyStep),
+});
+export type MessageDetailReply = z.infer<typeof messageDetailReply>;
+
+const inboxItem = messageRow.extend({
+  /** What kind of message it is for a person: result, escalation, report, reply or message. */
+  kind: z.string(),
+  /** A one-line summary (a yadon result's summary, an IGNITE report's title, the first line). */
+  title: z.string(),
+});
+export type InboxItem = z.infer<typeof inboxItem>;
+export const inboxReply = z.object({ cursor: z.number(), items: z.array(inboxItem) });
+export type InboxReply = z.infer<typeof inboxReply>;
+
+// ---- Agent turns and transcripts ----------------------------------------------------------------------
+
+const usage = z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() });
+
+export const turnsReply = z.object({ turns: z.array(turnSummary) });
+export type TurnsReply = z.infer<typeof turnsReply>;
+export const turnReply = z.object({
+  turn: turnSummary,
+  entries: z.array(transcriptEntry),
+  /** Entries left out because the turn passed its bound (the oldest are kept). */
+  droppedEntries: z.number(),
+});
+export type TurnReply = z.infer<typeof turnReply>;
+
+// ---- Runs (`musubi run`) ----------------------------------------------------------------------------
+
+const runSubtask = z.object({
+  id: z.string(),
+  phase: z.string(),
+  worker: z.number(),
+  instruction: z.string(),
+  status: z.string(),
+  branch: z.string(),
+  commit: z.string().nullable(),
+  isMerged: z.boolean(),
+  summary: z.string(),
+  attempts: z.number(),
+  usage,
+});
+export const runView = z.object({
+  id: z.string(),
+  goal: z.string(),
+  repo: z.string(),
+  branch: z.string(),
+  team: z.string(),
+  agent: z.string().nullable(),
+  workers: z.number(),
+  test: z.string().nullable(),
+  budget: z.object({ usd: z.number().optional(), tokens: z.number().optional() }),
+  status: z.string(),
+  reason: z.string().nullable(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  finishedAt: z.number().nullable(),
+  plan: z
+    .object({
+      phases: z.array(z.object({ name: z.string(), subtasks: z.array(z.unknown()) })),
+      strategy: z.string().optional(),
+      fallbackReason: z.string().optional(),
+    })
+    .nullable(),
+  phasesDone: z.number(),
+  subtasks: z.array(runSubtask),
+  fixRounds: z.number(),
+  tests: z
+    .object({ command: z.string(), exitCode: z.number(), passed: z.boolean(), outputTail: z.string() })
+    .nullable(),
+  conflicts: z.array(z.object({ subtask: z.string(), files: z.array(z.string()), isResolved: z.boolean() })),
+  headCommit: z.string().nullable(),
+  turns: z.number(),
+  retries: z.number(),
+  usage,
+  /** True while this hub is running it (it can be stopped); false for a run another process owns or none. */
+  isActive: z.boolean(),
+});
+export type RunView = z.infer<typeof runView>;
+export const runsReply = z.object({
+  /** False when this hub cannot start runs (no git repository); `reason` says why. */
+  canStart: z.boolean(),
+  reason: z.string().optional(),
+  runs: z.array(runView),
+});
+export type RunsReply = z.infer<typeof runsReply>;
+export const runReply = z.object({ run: runView });
+export type RunReply = z.infer<typeof runReply>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MusubiError } from '../../core/errors.js';
 import { lastEventCursor } from './event-tail.js';
+import { publicEvent } from './message-rows.js';
 import { cursorParam, parseInput, parseQuery } from './query-schemas.js';
 import type { RouteContext } from './route-context.js';
 import { SseStream } from './sse-stream.js';
@@ -60,7 +61,7 @@ export function registerEventsRoute(
       const ready = JSON.stringify({ cursor: after, isReset });
       await stream.send({ event: 'ready', data: ready, retryMs: limits.retryMs });
       for await (const event of ctx.bus.events({ after, signal: stream.signal })) {
-        await stream.send({ id: String(event.cursor), data: JSON.stringify(event) });
+        await stream.send({ id: String(event.cursor), data: JSON.stringify(publicEvent(event)) });
       }
     } catch (err) {
       // The response is hijacked: nothing can be sent any more, so the stream just ends.

@@ -14,7 +14,7 @@ import { defaultDashboardDir, loadDashboardAssets } from './dashboard-assets.js'
 import { lastEventCursor } from './event-tail.js';
 import { registerEventsRoute, type EventStreamLimits } from './events-route.js';
 import { toHttpErrorReply } from './http-error-reply.js';
-import type { AgentSource, TaskSource, TeamSource } from './http-ports.js';
+import type { AgentSource, RunSource, TaskSource, TeamSource, TurnSource } from './http-ports.js';
 import { registerMailboxRoutes } from './mailbox-routes.js';
 import { registerMessageRoutes } from './message-routes.js';
 import { RequestGuard } from './request-guard.js';
@@ -23,7 +23,9 @@ import type { RouteContext } from './route-context.js';
 import type { SseStream } from './sse-stream.js';
 import { registerStaticRoutes } from './static-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
+import { registerRunRoutes } from './run-routes.js';
 import { registerTeamRoutes } from './team-routes.js';
+import { registerTurnRoutes } from './turn-routes.js';
 import { removeUrlFile, writeUrlFile } from './url-file.js';
 
 /** Largest JSON request body accepted (HTTP 413 GATEWAY_FRAME_TOO_LARGE beyond). */
@@ -58,6 +60,10 @@ export interface HttpGatewayOptions {
   readonly assetsDir?: string;
   /** Where to leave the URL for `musubi dashboard` (written after listen, removed on stop). */
   readonly urlFile?: string;
+  /** The turn log (transcripts, the timeline); without it the turn routes answer empty. */
+  readonly turns?: TurnSource;
+  /** The runs of `musubi run` this hub can list, start and stop. */
+  readonly runs?: RunSource;
   /** Sender of messages typed into the dashboard; default `human`. */
   readonly sayFrom?: string;
   readonly bodyLimitBytes?: number;
@@ -164,6 +170,8 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
       agents: options.agents ?? new AgentDirectory({ bus: options.bus, clock: options.clock }),
       tasks: options.tasks,
       teams: options.teams ?? [],
+      turns: options.turns,
+      runs: options.runs,
       sayFrom: options.sayFrom ?? 'human',
     };
     server.get('/api/health', async () => ({
@@ -177,6 +185,8 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
     registerMessageRoutes(ctx);
     registerTaskRoutes(ctx);
     registerTeamRoutes(ctx);
+    registerTurnRoutes(ctx);
+    registerRunRoutes(ctx);
     registerEventsRoute(ctx, streams, { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits });
     registerStaticRoutes(ctx, await loadDashboardAssets(options.assetsDir ?? defaultDashboardDir()));
     return server;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { AgentRecord } from '../../bus/agent-directory.js';
+import type { TranscriptEntry, TurnSummary } from '../../agents/turns/turn-record.js';
+import type { RunView } from './api-schemas.js';
 
 /**
  * One task as the dashboard shows it. The hub adapts the task registry's rows to this shape; the
@@ -58,4 +60,49 @@ export interface TeamSource {
 /** The agents port: the AgentDirectory satisfies it. */
 export interface AgentSource {
   list(): Promise<readonly AgentRecord[]>;
+}
+
+/** The turn log as the gateway reads it (the hub's `TurnLog` satisfies it). */
+export interface TurnSource {
+  /** Turns, newest first. */
+  list(query: {
+    readonly agent?: string | undefined;
+    readonly run?: string | undefined;
+    readonly since?: number | undefined;
+    readonly limit?: number | undefined;
+  }): Promise<readonly TurnSummary[]>;
+  /** One turn with its transcript; NOT_FOUND for an unknown turn. */
+  get(id: string): Promise<{
+    readonly turn: TurnSummary;
+    readonly entries: readonly TranscriptEntry[];
+    readonly droppedEntries: number;
+  }>;
+}
+
+/** What starting a run from the page may say; the rest comes from the hub's config. */
+export interface RunRequestView {
+  readonly goal: string;
+  readonly team?: string | undefined;
+  readonly agent?: string | undefined;
+  readonly workers?: number | undefined;
+  readonly test?: string | undefined;
+  readonly budgetUsd?: number | undefined;
+}
+
+/**
+ * The runs of `musubi run` as the gateway sees them (the hub adapts its run ledger and run starter).
+ * Every method resolves records in the {@link RunView} shape of api-schemas.ts; `get`, `stop` and
+ * `resume` throw RUN_NOT_FOUND for an unknown run.
+ */
+export interface RunSource {
+  /** Whether runs can be started here, and why not. */
+  status(): Promise<{ readonly canStart: boolean; readonly reason?: string }>;
+  list(): Promise<readonly RunView[]>;
+  get(id: string): Promise<RunView>;
+  /** Starts a run in the background; resolves its first record. */
+  start(request: RunRequestView): Promise<RunView>;
+  /** Stops a run this hub is running (it stays resumable); resolves the record as it stands. */
+  stop(id: string): Promise<RunView>;
+  /** Resumes a stopped or interrupted run in the background. */
+  resume(id: string): Promise<RunView>;
 }

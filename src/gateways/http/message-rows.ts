@@ -1,5 +1,26 @@
 import type { StoredEvent } from '../../core/events.js';
 
+/** Characters of a body shown as a message's preview. */
+export const PREVIEW_CHARS = 280;
+
+/** The first {@link PREVIEW_CHARS} characters (code points) of `body`. */
+export function previewOf(body: string): string {
+  return Array.from(body.slice(0, PREVIEW_CHARS * 2))
+    .slice(0, PREVIEW_CHARS)
+    .join('');
+}
+
+/**
+ * An event as the gateway hands it out on the event stream: a `message.sent` without the body and
+ * headers it keeps (a page may be open for hours; bodies are fetched when a message is opened), with a
+ * `bodyPreview` instead.
+ */
+export function publicEvent(event: StoredEvent): StoredEvent | (StoredEvent & { bodyPreview: string }) {
+  if (event.type !== 'message.sent' || event.body === undefined) return event;
+  const { body, headers: _headers, isBodyCut: _cut, ...rest } = event;
+  return { ...rest, bodyPreview: previewOf(body) };
+}
+
 /** Where a message stands, as far as the scanned events tell. */
 export type MessageStatus = 'sent' | 'claimed' | 'acked' | 'nacked' | 'dead' | 'requeued' | 'discarded';
 
@@ -14,6 +35,10 @@ export interface MessageRow {
   readonly priority: string;
   status: MessageStatus;
   attempt: number;
+  /** How many times the message went back to its mailbox: nacked, lease run out, requeued from dead. */
+  retries: number;
+  /** True once the message was dead-lettered, even when it was requeued and acked afterwards. */
+  wasDead: boolean;
   /** Known only while the envelope is still stored (live or dead-lettered). */
   thread?: string;
   bodyPreview?: string;
@@ -46,6 +71,10 @@ export function foldMessageRows(events: readonly StoredEvent[]): MessageRow[] {
         priority: e.priority,
         status: 'sent',
         attempt: 0,
+        retries: 0,
+        wasDead: false,
+        ...(e.thread !== undefined && { thread: e.thread }),
+        ...(e.body !== undefined && { bodyPreview: previewOf(e.body) }),
       });
       continue;
     }
@@ -54,7 +83,13 @@ export function foldMessageRows(events: readonly StoredEvent[]): MessageRow[] {
     const status = STATUS_BY_EVENT[e.type];
     if (row === undefined || status === undefined) continue;
     row.status = status;
-    if (e.type === 'message.claimed') row.attempt = e.attempt;
+    if (e.type === 'message.claimed') {
+      // Every claim after the first is a retry: the message was nacked, its lease ran out or it was
+      // requeued from the dead letters.
+      if (row.attempt > 0) row.retries += 1;
+      row.attempt = e.attempt;
+    }
+    if (e.type === 'message.dead_lettered') row.wasDead = true;
   }
   return [...rows.values()].sort((a, b) => a.cursor - b.cursor);
 }

@@ -141,6 +141,7 @@ export async function runWorkerTurn(
       cwd: task.projectDir,
       timeoutMs: options.timeoutMs ?? WORKER_LLM_TIMEOUT_MS,
       signal,
+      label: { subtask: task.id },
     },
     YADON_TURN_TEXTS,
   );

@@ -4,6 +4,7 @@ import { MusubiError } from '../../core/errors.js';
 import type { AvailableListeners } from '../available-listeners.js';
 import { parseDeliveryId } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery, MailboxCounts, StoredMessage } from '../store.js';
+import { sentEvent } from '../../core/events.js';
 import type { MemoryEventLog } from './memory-event-log.js';
 import {
   copyDeadLetter,
@@ -39,14 +40,7 @@ export class MemoryMailboxes {
     const existing = box.messages.get(envelope.id) ?? box.dead.get(envelope.id);
     if (existing !== undefined) return { seq: existing.seq, isDuplicate: true };
     const seq = this.#addMessage(box, envelope);
-    this.#o.events.record({
-      type: 'message.sent',
-      mailbox,
-      messageId: envelope.id,
-      from: envelope.from,
-      messageType: envelope.type,
-      priority: envelope.priority,
-    });
+    this.#o.events.record(sentEvent(mailbox, envelope));
     this.#o.listeners.notify(mailbox);
     return { seq, isDuplicate: false };
   }

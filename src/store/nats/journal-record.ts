@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { envelopeSchema } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
-import { busEventSchema, type BusEvent, type StoredEvent } from '../../core/events.js';
+import { busEventSchema, sentEvent, type BusEvent, type StoredEvent } from '../../core/events.js';
 
 const time = z.number().int().nonnegative();
 
@@ -71,13 +71,7 @@ function messageEvent(record: JournalRecord): BusEvent {
   const ids = { mailbox: record.mailbox, messageId: record.envelope.id };
   switch (record.op) {
     case 'sent':
-      return {
-        type: 'message.sent',
-        ...ids,
-        from: record.envelope.from,
-        messageType: record.envelope.type,
-        priority: record.envelope.priority,
-      };
+      return sentEvent(record.mailbox, record.envelope);
     case 'claimed':
       return { type: 'message.claimed', ...ids, attempt: record.attempt, leaseUntil: record.availableAt };
     case 'extended':

@@ -4,6 +4,7 @@ import { MusubiError } from '../../core/errors.js';
 import { formatDeliveryId, leaseProblem, type DeliveryRef } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery } from '../store.js';
 import type { EnvelopeCache } from './envelope-cache.js';
+import { sentEvent } from '../../core/events.js';
 import type { SqliteEventLog } from './sqlite-event-log.js';
 import { decodeEnvelope, deadRow, deliveryStateRow, leasedRow, parseRow, seqRow } from './sqlite-rows.js';
 import { MessageRowState } from './sqlite-schema.js';
@@ -122,11 +123,7 @@ export class SqliteMessages {
     if (existing !== undefined) {
       return { seq: parseRow(seqRow, existing, `messages ${mailbox}`).seq, isDuplicate: true };
     }
-    const { id: messageId, from, type: messageType, priority } = envelope;
-    const { cursor } = this.#events.insert(
-      { type: 'message.sent', mailbox, messageId, from, messageType, priority },
-      now,
-    );
+    const { cursor } = this.#events.insert(sentEvent(mailbox, envelope), now);
     this.#insertRow(mailbox, envelope, cursor, now);
     return { seq: cursor, isDuplicate: false };
   }

@@ -75,6 +75,7 @@ export async function decompose(options: {
     cwd: request.projectDir,
     timeoutMs: options.timeoutMs ?? DECOMPOSITION_TIMEOUT_MS,
     signal: options.signal,
+    label: { phase: 'plan' },
   });
   if (turn.kind === 'canceled') return 'canceled';
   if (turn.kind === 'crashed') return fallbackPlan(request.instruction, turn.reason);
