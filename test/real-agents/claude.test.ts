@@ -187,7 +187,16 @@ describe.skipIf(bin === undefined).concurrent(`real claude ${PINS.claude.version
     const prompt = directive({
       write: { path: 'hello.txt', content: 'hello from claude\n', then: 'wrote it' },
     });
-    const { result, requests } = await r.run({ prompt });
+    const events: AgentRunEvent[] = [];
+    const { result, requests } = await r.run({ prompt, onEvent: (e) => events.push(e) });
+    // The transcript: the Write call as an edit of hello.txt, its result, and the usage.
+    expect(events.filter((e) => e.type === 'tool')).toEqual([
+      expect.objectContaining({ name: 'Write', kind: 'edit', summary: expect.stringContaining('hello.txt') }),
+    ]);
+    expect(events.filter((e) => e.type === 'tool_result')).toEqual([
+      expect.objectContaining({ isError: false }),
+    ]);
+    expect(events.some((e) => e.type === 'usage')).toBe(true);
     expect(result).toMatchObject({ text: 'wrote it', isError: false });
     expect(requests.map((q) => [q.answer, q.toolResultsSinceUser])).toEqual([
       ['tool Write', 0],

@@ -218,7 +218,15 @@ describe.skipIf(bin === undefined).concurrent(`real codex ${PINS.codex.version}`
     const prompt = directive({
       write: { path: 'hello.txt', content: 'hello from codex\n', then: 'wrote it' },
     });
-    const { result, requests } = await r.run({ prompt });
+    const events: AgentRunEvent[] = [];
+    const { result, requests } = await r.run({ prompt, onEvent: (e) => events.push(e) });
+    // The transcript: the patch as an edit of hello.txt and its result.
+    expect(events.filter((e) => e.type === 'tool')).toEqual([
+      expect.objectContaining({ kind: 'edit', summary: expect.stringContaining('hello.txt') }),
+    ]);
+    expect(events.filter((e) => e.type === 'tool_result')).toEqual([
+      expect.objectContaining({ isError: false }),
+    ]);
     expect(result).toMatchObject({ text: 'wrote it', isError: false });
     expect(requests.map((q) => [q.answer, q.toolResultsSinceUser])).toEqual([
       ['tool apply_patch', 0],

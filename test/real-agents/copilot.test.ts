@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
+import type { AgentRunEvent, AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
 import { CliAgentRunner } from '../../src/agents/cli/cli-agent-runner.js';
 import { copilotBackend } from '../../src/agents/copilot/copilot-backend.js';
 import { wireCopilot } from '../../src/agents/copilot/copilot-wiring.js';
@@ -144,7 +144,18 @@ if (bin !== undefined) {
 
     it('writes a file in cwd through its create tool', { timeout: TEST_MS }, async () => {
       await using h = await harness(loaderBin);
-      const result = await h.turn({ prompt: 'MUSUBI-MODEL: {"write":{"path":"a.txt","content":"hi\\n"}}' });
+      const events: AgentRunEvent[] = [];
+      const result = await h.turn({
+        prompt: 'MUSUBI-MODEL: {"write":{"path":"a.txt","content":"hi\\n"}}',
+        onEvent: (e) => events.push(e),
+      });
+      // The transcript: the create call as an edit of a.txt and its result.
+      expect(events.filter((e) => e.type === 'tool')).toEqual([
+        expect.objectContaining({ name: 'create', kind: 'edit', summary: expect.stringContaining('a.txt') }),
+      ]);
+      expect(events.filter((e) => e.type === 'tool_result')).toEqual([
+        expect.objectContaining({ isError: false }),
+      ]);
       expect(result).toMatchObject({ isError: false, text: 'Done.' });
       expect(await readFile(join(h.sandbox.cwd, 'a.txt'), 'utf8')).toBe('hi\n');
       expect(h.endpoint.requests().map((r) => r.answer)).toEqual(['tool create', 'text']);

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
+import type { AgentRunEvent, AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
 import { CliAgentRunner } from '../../src/agents/cli/cli-agent-runner.js';
 import type { ConversationView } from '../../src/agents/model-endpoint/conversation.js';
 import { ModelEndpoint } from '../../src/agents/model-endpoint/model-endpoint.js';
@@ -200,9 +200,18 @@ if (bin !== undefined) {
       { timeout: TEST_MS },
       async () => {
         await using h = await harness(realBin);
+        const events: AgentRunEvent[] = [];
         const result = await h.run({
           prompt: 'MUSUBI-MODEL: {"write":{"path":"out/a.txt","content":"hi there\\n","then":"wrote it"}}',
+          onEvent: (e) => events.push(e),
         });
+        // The transcript: the write call as an edit of out/a.txt and its result.
+        expect(events.filter((e) => e.type === 'tool')).toEqual([
+          expect.objectContaining({ name: 'write', kind: 'edit', summary: expect.stringContaining('a.txt') }),
+        ]);
+        expect(events.filter((e) => e.type === 'tool_result')).toEqual([
+          expect.objectContaining({ isError: false }),
+        ]);
         expect(result).toMatchObject({ isError: false, text: 'wrote it' });
         expect(await readFile(join(h.sandbox.cwd, 'out', 'a.txt'), 'utf8')).toBe('hi there\n');
         const agent = h.endpoint.requests().filter((r) => (r.tools?.length ?? 0) > 0);
