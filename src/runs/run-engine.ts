@@ -230,6 +230,9 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
       const onEvent = (event: AgentRunEvent): void => {
         arm();
         if (event.type === 'message' && onMessage !== undefined) onMessage(event.text);
+        // A tool call says best what a worker is doing: `command: npm test`, `edit: src/retry.ts`.
+        if (event.type === 'tool' && onMessage !== undefined)
+          onMessage(`${event.kind}: ${event.summary || event.name}`);
       };
       const raw = await runTurn(runner, {
         prompt,
