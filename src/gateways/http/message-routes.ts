@@ -17,8 +17,14 @@ import { inboxKind, inboxTitle } from './inbox-items.js';
 import { cursorParam, limitParam, nameParam, parseInput, parseQuery } from './query-schemas.js';
 import type { RouteContext } from './route-context.js';
 
-/** How far back `GET /api/messages` looks in the event log, in cursor positions. */
-const SCAN_POSITIONS = 20_000;
+/**
+ * How far back `GET /api/messages` looks in the event log, in cursor positions per message asked for
+ * (a message takes about four events: sent, claimed, acked, and the turn events around it), at least
+ * 20,000 and at most 200,000.
+ */
+const SCAN_PER_MESSAGE = 10;
+const SCAN_MIN = 20_000;
+const SCAN_MAX = 200_000;
 /** Events read forward after `?after=` in one request. */
 const FORWARD_EVENTS = 5_000;
 /** Messages peeked per mailbox to fill in thread and body preview. */
@@ -31,7 +37,7 @@ const messagesQuery = z.object({
   type: z.string().max(128).optional(),
   thread: z.string().max(256).optional(),
   after: cursorParam.optional(),
-  limit: limitParam(200, 1000),
+  limit: limitParam(200, 10_000),
 });
 
 const sayBody = z.strictObject({
@@ -71,6 +77,7 @@ async function enrich(ctx: RouteContext, all: readonly MessageRow[]): Promise<vo
 async function messageEvents(
   ctx: RouteContext,
   after: number | undefined,
+  wanted = 200,
 ): Promise<{ cursor: number; events: StoredEvent[] }> {
   if (after !== undefined) {
     const read = await ctx.bus.readEvents({ after, limit: FORWARD_EVENTS });
@@ -80,8 +87,8 @@ async function messageEvents(
   const events = await readRecentEvents(ctx.bus, {
     tail,
     match: isMessageEvent,
-    limit: 50_000,
-    scanLimit: SCAN_POSITIONS,
+    limit: 200_000,
+    scanLimit: Math.min(SCAN_MAX, Math.max(SCAN_MIN, wanted * SCAN_PER_MESSAGE)),
   });
   return { cursor: tail, events };
 }
@@ -181,7 +188,7 @@ async function messageDetail(ctx: RouteContext, messageId: string): Promise<Mess
 export function registerMessageRoutes(ctx: RouteContext): void {
   ctx.app.get('/api/messages', async (request): Promise<MessagesReply> => {
     const q = parseQuery(messagesQuery, request.query);
-    const { cursor, events } = await messageEvents(ctx, q.after);
+    const { cursor, events } = await messageEvents(ctx, q.after, q.limit);
     const rows = foldMessageRows(events).filter(
       (r) =>
         (q.agent === undefined || r.from === q.agent || r.mailbox === q.agent) &&
