@@ -172,28 +172,51 @@ describe.runIf(bin !== undefined).concurrent('real gemini 0.61 against the model
     expect(main[0]?.prompt).toBe(prompt);
   });
 
-  it('writes a file in its working folder with write_file, then answers', { timeout: 60_000 }, async () => {
-    await using g = await geminiSetup();
-    const result = await g.run(
-      'MUSUBI-MODEL: {"write":{"path":"notes/a.txt","content":"hi from gemini\\n","then":"wrote it"}}',
-    );
-    expect(result).toMatchObject({ isError: false, text: 'wrote it' });
-    expect(await readFile(join(g.sandbox.cwd, 'notes', 'a.txt'), 'utf8')).toBe('hi from gemini\n');
-    const answers = g.endpoint.requests().filter((r) => (r.tools?.length ?? 0) > 0);
-    expect(answers.map((r) => [r.answer, r.toolResultsSinceUser])).toEqual([
-      ['tool write_file', 0],
-      ['text', 1],
-    ]);
-    expect(result.usage).toEqual(g.endpointUsage());
-  });
+  it(
+    'writes a file in its working folder with write_file, then answers, reporting each step as it happens',
+    { timeout: 60_000 },
+    async () => {
+      await using g = await geminiSetup();
+      const events: AgentRunEvent[] = [];
+      const result = await g.run(
+        'MUSUBI-MODEL: {"write":{"path":"notes/a.txt","content":"hi from gemini\\n","then":"wrote it"}}',
+        { onEvent: (e) => events.push(e) },
+      );
+      const path = join(g.sandbox.cwd, 'notes', 'a.txt');
+      const tool = events.find((e) => e.type === 'tool');
+      expect(tool).toMatchObject({ name: 'write_file', kind: 'edit', summary: path });
+      const progress = events.filter((e) => e.type !== 'started' && e.type !== 'line');
+      expect(progress).toEqual([
+        { type: 'session', sessionId: result.sessionId },
+        tool,
+        { type: 'tool_result', callId: tool?.type === 'tool' ? tool.callId : '', isError: false, output: '' },
+        { type: 'message', text: 'wrote it' },
+        { type: 'usage', usage: g.endpointUsage() },
+      ]);
+      expect(result).toMatchObject({ isError: false, text: 'wrote it' });
+      expect(await readFile(path, 'utf8')).toBe('hi from gemini\n');
+      const answers = g.endpoint.requests().filter((r) => (r.tools?.length ?? 0) > 0);
+      expect(answers.map((r) => [r.answer, r.toolResultsSinceUser])).toEqual([
+        ['tool write_file', 0],
+        ['text', 1],
+      ]);
+      expect(result.usage).toEqual(g.endpointUsage());
+    },
+  );
 
   it('fails with the API message of a 400', { timeout: 60_000 }, async () => {
     await using g = await geminiSetup();
+    const events: AgentRunEvent[] = [];
     const result = await g.run(
       'MUSUBI-MODEL: {"error":{"status":400,"message":"Request contains an invalid argument."}}',
+      { onEvent: (e) => events.push(e) },
     );
+    expect(events.filter((e) => e.type === 'error')).toEqual([
+      { type: 'error', message: 'Request contains an invalid argument. (400 INVALID_ARGUMENT)' },
+    ]);
     expect(result).toMatchObject({ isError: true, exitCode: 144 });
     expect(result.errorMessage).toBe('Request contains an invalid argument. (400 INVALID_ARGUMENT)');
+    expect(result.text).toBe(result.errorMessage);
     expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -203,6 +226,26 @@ describe.runIf(bin !== undefined).concurrent('real gemini 0.61 against the model
     expect(result).toMatchObject({ isError: true, exitCode: 145 });
     expect(result.errorMessage).toBe('API key not valid. (401 UNAUTHENTICATED)');
   });
+
+  it(
+    'fails an unauthenticated run with the message gemini prints (exit 41)',
+    { timeout: 60_000 },
+    async () => {
+      await using sandbox = await makeSandbox();
+      const runner = new CliAgentRunner({
+        backend: geminiBackend,
+        command: bin ?? 'gemini',
+        env: isolatedEnv(sandbox.home),
+        graceMs: 2000,
+      });
+      const result = await runner.run({ prompt: 'hello', cwd: sandbox.cwd, timeoutMs: 60_000 });
+      expect(result).toMatchObject({ isError: true, exitCode: 41 });
+      expect(result.errorMessage).toBe(
+        `Please set an Auth method in your ${sandbox.home}/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA`,
+      );
+      expect(result.text).toBe(result.errorMessage);
+    },
+  );
 
   it('retries a 503 after its backoff and succeeds', { timeout: 60_000 }, async () => {
     await using g = await geminiSetup();
@@ -221,7 +264,13 @@ describe.runIf(bin !== undefined).concurrent('real gemini 0.61 against the model
     async () => {
       await using g = await geminiSetup();
       const result = await g.run('MUSUBI-MODEL: {"cut":{"then":{"reply":"after the cut"}}}');
-      expect(result).toMatchObject({ isError: true, exitCode: 1, errorMessage: 'terminated' });
+      // -o json answers a failed turn with its error, not with the text that came before the cut.
+      expect(result).toMatchObject({
+        isError: true,
+        exitCode: 1,
+        errorMessage: 'terminated',
+        text: 'terminated',
+      });
       const main = g.endpoint.requests().filter((r) => (r.tools?.length ?? 0) > 0);
       expect(main.map((r) => r.isCut === true)).toEqual([true]);
     },

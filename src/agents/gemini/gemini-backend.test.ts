@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { AgentRunEvent } from '../agent-runner.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakeParentEnv, makeTempDir, readRecord } from '../../../test/fakes/fake-cli-harness.js';
 import { CliAgentRunner } from '../cli/cli-agent-runner.js';
@@ -18,20 +19,22 @@ describe('gemini backend', () => {
       settings,
     });
 
-  it('runs gemini -p with the prompt on stdin, --yolo --skip-trust, and parses the json object', async () => {
+  it('runs gemini -p with the prompt on stdin, --yolo --skip-trust, and parses its stream-json lines', async () => {
     const record = join(dir, 'record.json');
+    const events: AgentRunEvent[] = [];
     const result = await runner({ FAKE_AGENT_RECORD: record }).run({
       prompt: 'write docs',
       cwd: dir,
       model: 'gemini-3-flash-preview',
       timeoutMs: 10_000,
+      onEvent: (e) => events.push(e),
     });
     const rec = await readRecord(record);
     expect(rec.argv).toEqual([
       '-p',
       '',
       '-o',
-      'json',
+      'stream-json',
       '-m',
       'gemini-3-flash-preview',
       '--yolo',
@@ -48,6 +51,11 @@ describe('gemini backend', () => {
     });
     expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(result.usage).toEqual({ inputTokens: 12, outputTokens: 16, costUsd: 0 });
+    expect(events.filter((e) => e.type !== 'started' && e.type !== 'line')).toEqual([
+      { type: 'session', sessionId: result.sessionId },
+      { type: 'message', text: 'echo: write docs' },
+      { type: 'usage', usage: result.usage },
+    ]);
   });
 
   it('passes --resume <session> and an approval mode from config', async () => {
@@ -69,7 +77,7 @@ describe('gemini backend', () => {
     expect(result.sessionId).toBe('sess-9');
   });
 
-  it('reports the error object and exit code 41 of an unauthenticated run', async () => {
+  it('reports the message and exit code 41 of an unauthenticated run', async () => {
     const result = await runner({ FAKE_AGENT_IS_ERROR: '1' }).run({
       prompt: 'x',
       cwd: dir,

@@ -5,7 +5,7 @@ import { GeminiOutputParser } from './gemini-output.js';
 function geminiArgs(turn: CliTurn): string[] {
   // `-p` makes the run headless; gemini appends its value to stdin, so the prompt itself goes on stdin
   // (no argument-length limit) and `-p` stays empty.
-  const args = ['-p', '', '-o', 'json'];
+  const args = ['-p', '', '-o', 'stream-json'];
   if (turn.model !== undefined) args.push('-m', turn.model);
   const mode = turn.settings.permissionMode ?? 'yolo';
   if (mode === 'yolo' || mode === 'bypass') args.push('--yolo');
@@ -57,11 +57,13 @@ const GEMINI_AUTH_ENV = [
 ];
 
 /**
- * Gemini CLI: `gemini -p '' -o json -m <model> --yolo --skip-trust [--resume <session id>]` with the prompt
- * on stdin. `-o json` prints one (pretty-printed) object with `response`, `session_id` and `stats` on
- * stdout, or with `error` on stderr (exit code = the error's code mod 256: 41 auth, 144 for an API 400).
- * `--resume` takes the session id of an earlier turn's object (also an index or `latest`), for sessions of
- * the same working folder; `stats` count this process's requests only, so they are this turn's usage.
+ * Gemini CLI: `gemini -p '' -o stream-json -m <model> --yolo --skip-trust [--resume <session id>]` with the
+ * prompt on stdin. `-o stream-json` prints a JSON line per event on stdout (`init` with the session id,
+ * assistant text deltas, tool calls and results, warnings) and ends with a `result` line (status, error,
+ * token stats); it reports the same outcome as `-o json`, which prints everything in one object at the end
+ * (see gemini-output.ts). The exit code is the error's code mod 256 (41 auth, 144 for an API 400).
+ * `--resume` takes the session id of an earlier turn's `init` (also an index or `latest`), for sessions of
+ * the same working folder; the stats count this process's requests only, so they are this turn's usage.
  */
 export const geminiBackend: CliBackend = {
   name: 'gemini',

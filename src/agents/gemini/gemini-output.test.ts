@@ -161,10 +161,10 @@ describe('GeminiOutputParser with -o stream-json', () => {
     ]);
   });
 
-  it('takes the answer, session and usage of the turn from the stream', () => {
+  it('answers with the text of the last model request, as -o json does, with the session and usage', () => {
     const { parser, stdout } = streamParse(STREAM_TURN);
     expect(parser.finish({ stdout, stderr: '', exitCode: 0 })).toEqual({
-      text: 'I will write it.Done.',
+      text: 'Done.',
       isError: false,
       sessionId: SESSION,
       usage: { inputTokens: 23288, outputTokens: 36, costUsd: 0 },
@@ -193,6 +193,93 @@ describe('GeminiOutputParser with -o stream-json', () => {
       text,
       sessionId: SESSION,
     });
+  });
+
+  it('counts the thinking tokens as output, as -o json does: what each model total has beyond its input', () => {
+    // gemini's output_tokens are the candidates only; thoughts (and tool-use prompts) are in total_tokens.
+    const models = {
+      'gemini-3.5-flash-lite': { total_tokens: 900, input_tokens: 880, output_tokens: 20 },
+      'gemini-3.8-pro': { total_tokens: 12_500, input_tokens: 11_600, output_tokens: 30 },
+      // An API that reported no total: its candidates still count.
+      'other-model': { total_tokens: 0, input_tokens: 10, output_tokens: 5 },
+    };
+    const stats = { total_tokens: 13_400, input_tokens: 12_490, output_tokens: 55, models };
+    const { events } = streamParse([{ type: 'result', timestamp: at, status: 'success', stats }]);
+    expect(events).toEqual([
+      { type: 'usage', usage: { inputTokens: 12_490, outputTokens: 20 + 900 + 5, costUsd: 0 } },
+    ]);
+  });
+
+  it('keeps the text before a tool call when no request followed it (a tool that stopped the turn)', () => {
+    const { parser, stdout } = streamParse([...STREAM_TURN.slice(0, 6), STREAM_TURN.at(-1)]);
+    expect(parser.finish({ stdout, stderr: '', exitCode: 0 })).toMatchObject({ text: 'I will write it.' });
+  });
+
+  it('unwraps the [API Error: …] of a dropped stream and answers with it, as -o json does', () => {
+    // Recorded from gemini 0.61 on a stream the endpoint closed after its first chunk.
+    const { events, parser, stdout } = streamParse([
+      STREAM_TURN[0],
+      { type: 'message', timestamp: at, role: 'assistant', content: 'after the cut', delta: true },
+      {
+        type: 'result',
+        timestamp: at,
+        status: 'error',
+        error: { type: 'unknown', message: '[API Error: terminated]' },
+        stats: { total_tokens: 885, input_tokens: 867, output_tokens: 18 },
+      },
+    ]);
+    expect(events.slice(1)).toEqual([
+      { type: 'message', text: 'after the cut' },
+      { type: 'usage', usage: { inputTokens: 867, outputTokens: 18, costUsd: 0 } },
+      { type: 'error', message: 'terminated' },
+    ]);
+    expect(parser.finish({ stdout, stderr: '', exitCode: 1 })).toMatchObject({
+      isError: true,
+      errorMessage: 'terminated',
+      text: 'terminated',
+    });
+  });
+
+  it('drops the hint line stream-json adds after the message of a 429', () => {
+    const message =
+      '[API Error: Resource exhausted.]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method';
+    const { parser, stdout } = streamParse([
+      { type: 'result', timestamp: at, status: 'error', error: { type: 'unknown', message } },
+    ]);
+    expect(parser.finish({ stdout, stderr: '', exitCode: 173 })?.errorMessage).toBe('Resource exhausted.');
+  });
+
+  it('fails an invalid stream with the reason its error line gave, as -o json does', () => {
+    const reason = 'Invalid stream: The model returned an empty response or malformed tool call.';
+    const { events, parser, stdout } = streamParse([
+      STREAM_TURN[0],
+      { type: 'error', timestamp: at, severity: 'warning', message: 'Loop detected, stopping execution' },
+      { type: 'error', timestamp: at, severity: 'error', message: reason },
+      { type: 'result', timestamp: at, status: 'error', stats: { input_tokens: 5, output_tokens: 0 } },
+    ]);
+    expect(events.filter((e) => e.type === 'error').map((e) => e.type === 'error' && e.message)).toEqual([
+      'Loop detected, stopping execution',
+      reason,
+    ]);
+    expect(parser.finish({ stdout, stderr: '', exitCode: 0 })).toEqual({
+      text: '',
+      isError: true,
+      errorMessage: reason,
+      sessionId: SESSION,
+      usage: { inputTokens: 5, outputTokens: 0, costUsd: 0 },
+    });
+  });
+
+  it('reads a failed auth check (exit 41, nothing on stdout) from stderr without the startup notices', () => {
+    const stderr = [
+      'YOLO mode is enabled. All tool calls will be automatically approved.',
+      'When using Vertex AI, you must specify either:',
+      '• GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION environment variables.',
+      '',
+    ].join('\n');
+    const message = stderr.split('\n').slice(1, 3).join('\n');
+    expect(finish('', stderr, 41)).toEqual({ text: message, isError: true, errorMessage: message });
+    expect(finish('', stderr, 1)).toBeNull();
   });
 
   it('reports a failure when the stream ends without a result line', () => {

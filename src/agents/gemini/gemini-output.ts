@@ -3,34 +3,29 @@ import type { AgentRunEvent, AgentUsage } from '../agent-runner.js';
 import type { CliOutput, OutputParser, ParsedOutput } from '../cli/cli-backend.js';
 import { parseJsonLine } from '../cli/json-line.js';
 import { cutText, toolEvent, toolResultEvent } from '../cli/tool-event.js';
+import { errorText, fromJsonOutput, STDERR_TAIL_CHARS } from './gemini-json-output.js';
 
 const count = z.number().nonnegative().catch(0);
 
-const tokensSchema = z.object({
-  prompt: count.optional(),
-  input: count.optional(),
-  candidates: count.default(0),
-  thoughts: count.default(0),
-});
-
-const outputSchema = z.object({
-  session_id: z.string().optional(),
-  response: z.string().optional(),
-  stats: z
-    .object({ models: z.record(z.string(), z.object({ tokens: tokensSchema.optional() })).default({}) })
-    .optional(),
-  error: z.object({ message: z.string().default(''), code: z.unknown().optional() }).optional(),
-});
-type GeminiOutput = z.infer<typeof outputSchema>;
-
-const STDERR_TAIL_CHARS = 64 * 1024;
-
 const errorSchema = z.object({ message: z.string().default('') });
 
+/** Token counts of a stream-json `result`, for the whole turn and per model. */
+const streamTokensSchema = z.object({
+  input_tokens: count.default(0),
+  output_tokens: count.default(0),
+  total_tokens: count.default(0),
+});
+const streamStatsSchema = streamTokensSchema.extend({
+  models: z.record(z.string(), streamTokensSchema).optional().catch(undefined),
+});
+type StreamStats = z.infer<typeof streamStatsSchema>;
+
 /**
- * One line of `-o stream-json`: `init` (session), `message` (user and assistant text, the assistant's in
- * `delta` chunks), `tool_use`, `tool_result`, `error` (a warning or error the turn goes on after) and the
- * final `result` (status, error, token stats of the turn).
+ * One line of `-o stream-json` (recorded: test/fakes/recorded/gemini/tool.stream.jsonl): `init` (session),
+ * `message` (the user's prompt, then the assistant's text in `delta` chunks), `tool_use`, `tool_result`
+ * (`output` only when the tool's display is text: none for write_file), `error` (a `warning`, or with
+ * severity `error` the reason an invalid stream fails the turn) and the final `result` (status, error,
+ * token stats of the turn).
  */
 const streamEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('init'), session_id: z.string().optional().catch(undefined) }),
@@ -48,15 +43,16 @@ const streamEventSchema = z.discriminatedUnion('type', [
     output: z.string().optional().catch(undefined),
     error: errorSchema.optional().catch(undefined),
   }),
-  z.object({ type: z.literal('error'), message: z.string().catch('error') }),
+  z.object({
+    type: z.literal('error'),
+    severity: z.string().catch('error'),
+    message: z.string().catch('error'),
+  }),
   z.object({
     type: z.literal('result'),
     status: z.string().catch('success'),
     error: errorSchema.optional().catch(undefined),
-    stats: z
-      .object({ input_tokens: count.default(0), output_tokens: count.default(0) })
-      .optional()
-      .catch(undefined),
+    stats: streamStatsSchema.optional().catch(undefined),
   }),
 ]);
 type StreamEvent = z.infer<typeof streamEventSchema>;
@@ -64,104 +60,86 @@ type StreamEvent = z.infer<typeof streamEventSchema>;
 /** What the `result` line of `-o stream-json` said. */
 interface StreamResult {
   readonly isError: boolean;
+  /** The error gemini raised (its `error`): the turn's answer is then this message, as with `-o json`. */
+  readonly hasError: boolean;
   readonly errorMessage?: string;
   readonly usage?: AgentUsage;
 }
 
-/** The API's own error body, which gemini puts JSON-encoded in `error.message` for an HTTP error. */
-const apiErrorSchema = z.object({
-  error: z.object({ message: z.string(), code: z.number().optional(), status: z.string().optional() }),
-});
+/**
+ * stream-json's wrapping of every error it reports through its error handler (API errors, a dropped
+ * stream's `terminated`): `[API Error: <the message -o json reports>]`, with a hint line after it for a 429.
+ */
+const API_ERROR_WRAPPED = /^\[API Error: ([\s\S]*)\](?:\n[\s\S]*)?$/;
 
-function parseObject(text: string): GeminiOutput | undefined {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = outputSchema.safeParse(raw);
-  if (!parsed.success) return undefined;
-  const out = parsed.data;
-  return out.response === undefined && out.error === undefined && out.session_id === undefined
-    ? undefined
-    : out;
-}
+/** gemini's exit code for a failed auth check (no key, an unknown auth type). */
+const AUTH_FAILED_EXIT_CODE = 41;
+/** What gemini writes to stderr while it loads its config, before it checks auth. */
+const STARTUP_NOTICE = /^(YOLO mode is enabled|Approval mode overridden|Warning: |\[STARTUP\] )/;
 
-/** The JSON object in gemini's stdout: the whole output, else the span from the first `{` to the last `}`. */
-function fromStdout(stdout: string): GeminiOutput | undefined {
-  const whole = stdout.trim();
-  if (whole.startsWith('{')) {
-    const out = parseObject(whole);
-    if (out !== undefined) return out;
-  }
-  const span = stdout.slice(stdout.indexOf('{'), stdout.lastIndexOf('}') + 1);
-  return span.startsWith('{') ? parseObject(span) : undefined;
+/** An error message of a stream-json `result`, in the words `-o json` reports it. */
+function streamErrorText(message: string): string {
+  return errorText(API_ERROR_WRAPPED.exec(message)?.[1] ?? message);
 }
 
 /**
- * The last gemini object in stderr, where `-o json` writes its error object (pretty-printed, after
- * warnings and stack traces that have braces of their own): tried from each line that opens an object,
- * last first, up to each line that closes one.
+ * The turn's usage from a `result`'s stats, counted as `-o json` counts its stats. Its `output_tokens`
+ * are the candidates only, without the thinking tokens that `-o json` adds (`tokens.thoughts`, billed as
+ * output); those are in `total_tokens` (the API's totalTokenCount: prompt, candidates, thoughts and any
+ * tool-use prompt), so a model's output is what its total has beyond its input. Counted per model, so a
+ * model whose API reported no total (0) does not hide another's thoughts.
  */
-function fromStderr(stderr: string): GeminiOutput | undefined {
-  // The object is the last thing gemini writes; the tail bounds the work on a long, noisy stderr.
-  const lines = stderr.slice(-STDERR_TAIL_CHARS).split(/\r?\n/);
-  for (let start = lines.length - 1; start >= 0; start--) {
-    if (!(lines[start] ?? '').startsWith('{')) continue;
-    for (let end = start; end < lines.length; end++) {
-      if (!(lines[end] ?? '').trimEnd().endsWith('}')) continue;
-      const out = parseObject(lines.slice(start, end + 1).join('\n'));
-      if (out !== undefined) return out;
-    }
+function streamUsage(stats: StreamStats): AgentUsage {
+  const models = Object.values(stats.models ?? {});
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (const t of models.length > 0 ? models : [stats]) {
+    inputTokens += t.input_tokens;
+    outputTokens += Math.max(t.output_tokens, t.total_tokens - t.input_tokens);
   }
-  return undefined;
+  return { inputTokens, outputTokens, costUsd: 0 };
 }
 
-/** gemini's error message, with the API's own message unwrapped from the JSON body it embeds. */
-function errorText(message: string): string {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(message);
-  } catch {
-    return message;
-  }
-  const api = apiErrorSchema.safeParse(raw);
-  if (!api.success) return message;
-  const { code, status } = api.data.error;
-  const tag = [code, status].filter((t) => t !== undefined).join(' ');
-  return tag === '' ? api.data.error.message : `${api.data.error.message} (${tag})`;
-}
-
-function streamResult(ev: Extract<StreamEvent, { type: 'result' }>): StreamResult {
-  const errorMessage = ev.error === undefined ? undefined : errorText(ev.error.message);
+/**
+ * What a `result` line said. A failed result without an `error` is an invalid stream, whose reason came
+ * just before as an `error` line of severity `error` (`-o json` puts that reason in its `error`).
+ */
+function streamResult(ev: Extract<StreamEvent, { type: 'result' }>, lastError?: string): StreamResult {
+  const isError = ev.status !== 'success' || ev.error !== undefined;
+  const errorMessage =
+    ev.error !== undefined ? streamErrorText(ev.error.message) : isError ? lastError : undefined;
   return {
-    isError: ev.status !== 'success' || ev.error !== undefined,
+    isError,
+    hasError: ev.error !== undefined,
     ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
-    ...(ev.stats !== undefined && {
-      usage: { inputTokens: ev.stats.input_tokens, outputTokens: ev.stats.output_tokens, costUsd: 0 },
-    }),
+    ...(ev.stats !== undefined && { usage: streamUsage(ev.stats) }),
   };
 }
 
 /**
- * Parses `gemini -o json` and `-o stream-json`.
- *
- * `-o json` prints one object at the end, so everything happens in `finish` and no progress events come
- * out. A turn that succeeded prints it on stdout; a failed one (API error, auth, dropped stream) prints
- * its error object on stderr instead, so stderr is read when stdout has none.
+ * Parses `gemini -o stream-json` and `-o json`.
  *
  * `-o stream-json` prints a line per event: `init` (session), assistant `message` deltas (joined into one
  * `message` event per stretch of text), `tool_use` → `tool`, `tool_result` → `tool_result`, `error` →
  * `error`, and the final `result` (→ `usage` from its stats, `error` when it failed), which decides the
- * outcome; the answer is the assistant text of the turn.
+ * outcome. The answer is what `-o json` answers: the text of the turn's last model request (the one after
+ * the last tool results), or the error gemini raised. A failed auth check comes before any line: gemini
+ * then writes only its message to stderr and exits with 41.
+ *
+ * `-o json` ({@link fromJsonOutput}) prints one object at the end, so everything happens in `finish`
+ * and no progress events come out.
  */
 export class GeminiOutputParser implements OutputParser {
   #sessionId: string | undefined;
   #isStream = false;
+  /** The assistant text of the current model request (gemini starts a new one after tool results). */
   #text = '';
+  /** Tool results came after the last assistant text: the next text starts a new model request. */
+  #hasToolResults = false;
   /** Assistant text not yet reported as a `message` event. */
   #pendingText = '';
+  /** The last `error` line of severity `error`. */
+  #lastError: string | undefined;
   #result: StreamResult | undefined;
 
   onLine(line: string, stream: 'stdout' | 'stderr'): readonly AgentRunEvent[] {
@@ -171,43 +149,52 @@ export class GeminiOutputParser implements OutputParser {
     this.#isStream = true;
     const ev = parsed.data;
     if (ev.type === 'message') {
-      if (ev.role === 'assistant') {
-        this.#text += ev.content;
-        this.#pendingText += ev.content;
-      }
+      if (ev.role === 'assistant') this.#addText(ev.content);
       return [];
     }
-    const events: AgentRunEvent[] = this.#flushText();
+    return [...this.#flushText(), ...this.#eventsOf(ev)];
+  }
+
+  #addText(text: string): void {
+    if (this.#hasToolResults) {
+      this.#text = '';
+      this.#hasToolResults = false;
+    }
+    this.#text += text;
+    this.#pendingText += text;
+  }
+
+  #eventsOf(ev: Exclude<StreamEvent, { type: 'message' }>): AgentRunEvent[] {
     switch (ev.type) {
       case 'init':
-        if (ev.session_id !== undefined && ev.session_id !== this.#sessionId) {
-          this.#sessionId = ev.session_id;
-          events.push({ type: 'session', sessionId: ev.session_id });
-        }
-        break;
+        if (ev.session_id === undefined || ev.session_id === this.#sessionId) return [];
+        this.#sessionId = ev.session_id;
+        return [{ type: 'session', sessionId: ev.session_id }];
       case 'tool_use':
-        events.push(toolEvent({ name: ev.tool_name, args: ev.parameters, callId: ev.tool_id }));
-        break;
+        return [toolEvent({ name: ev.tool_name, args: ev.parameters, callId: ev.tool_id })];
       case 'tool_result':
-        events.push(
+        this.#hasToolResults = true;
+        return [
           toolResultEvent({
             output: ev.output ?? ev.error?.message ?? '',
             isError: ev.status !== 'success',
             callId: ev.tool_id,
           }),
-        );
-        break;
+        ];
       case 'error':
-        events.push({ type: 'error', message: cutText(ev.message) });
-        break;
-      case 'result':
-        this.#result = streamResult(ev);
-        if (this.#result.usage !== undefined) events.push({ type: 'usage', usage: this.#result.usage });
-        if (this.#result.errorMessage !== undefined)
-          events.push({ type: 'error', message: cutText(this.#result.errorMessage) });
-        break;
+        if (ev.severity === 'error') this.#lastError = ev.message;
+        return [{ type: 'error', message: cutText(ev.message) }];
+      case 'result': {
+        const result = streamResult(ev, this.#lastError);
+        this.#result = result;
+        const events: AgentRunEvent[] = [];
+        if (result.usage !== undefined) events.push({ type: 'usage', usage: result.usage });
+        // An invalid stream's reason was already reported by its own `error` line.
+        if (result.hasError && result.errorMessage !== undefined)
+          events.push({ type: 'error', message: cutText(result.errorMessage) });
+        return events;
+      }
     }
-    return events;
   }
 
   #flushText(): AgentRunEvent[] {
@@ -217,14 +204,14 @@ export class GeminiOutputParser implements OutputParser {
   }
 
   finish(output: CliOutput): ParsedOutput | null {
-    return this.#isStream ? this.#fromStream() : fromObject(output);
+    return this.#isStream ? this.#fromStream() : (fromJsonOutput(output) ?? fromAuthFailure(output));
   }
 
   #fromStream(): ParsedOutput {
     // No result line: gemini died mid-turn, which is a failure whatever it printed before.
-    const r = this.#result ?? { isError: true };
+    const r = this.#result ?? { isError: true, hasError: false };
     return {
-      text: this.#text !== '' ? this.#text : (r.errorMessage ?? ''),
+      text: r.hasError ? (r.errorMessage ?? '') : this.#text,
       isError: r.isError,
       ...(r.errorMessage !== undefined && { errorMessage: r.errorMessage }),
       ...(this.#sessionId !== undefined && { sessionId: this.#sessionId }),
@@ -233,22 +220,18 @@ export class GeminiOutputParser implements OutputParser {
   }
 }
 
-/** The outcome of `-o json`: its object on stdout, else the error object on stderr. */
-function fromObject({ stdout, stderr }: CliOutput): ParsedOutput | null {
-  const out = fromStdout(stdout) ?? fromStderr(stderr);
-  if (out === undefined) return null;
-  let inputTokens = 0;
-  let outputTokens = 0;
-  for (const model of Object.values(out.stats?.models ?? {})) {
-    inputTokens += model.tokens?.prompt ?? model.tokens?.input ?? 0;
-    outputTokens += (model.tokens?.candidates ?? 0) + (model.tokens?.thoughts ?? 0);
-  }
-  const errorMessage = out.error === undefined ? undefined : errorText(out.error.message);
-  return {
-    text: out.response ?? errorMessage ?? '',
-    isError: out.error !== undefined,
-    ...(errorMessage !== undefined && errorMessage !== '' && { errorMessage }),
-    ...(out.session_id !== undefined && { sessionId: out.session_id }),
-    ...(out.stats !== undefined && { usage: { inputTokens, outputTokens, costUsd: 0 } }),
-  };
+/**
+ * A failed auth check of `-o stream-json` (exit code 41, no line on stdout): its message is what stderr
+ * holds besides the startup notices (`-o json` reports it in an error object, with the id of a session
+ * that never started and cannot be resumed).
+ */
+function fromAuthFailure({ stderr, exitCode }: CliOutput): ParsedOutput | null {
+  if (exitCode !== AUTH_FAILED_EXIT_CODE) return null;
+  const message = stderr
+    .slice(-STDERR_TAIL_CHARS)
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '' && !STARTUP_NOTICE.test(l))
+    .join('\n')
+    .trim();
+  return message === '' ? null : { text: message, isError: true, errorMessage: message };
 }
