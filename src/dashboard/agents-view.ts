@@ -1,15 +1,44 @@
+import { activityOf, type ActivityView } from './agent-activity.js';
 import { el, replaceChildren } from './dom.js';
 import type { PageState } from './page-state.js';
 import { clip, formatAgo, formatCount, formatUsd, hueOf, initialOf } from './text-format.js';
 import type { Agent, MailboxCounts } from '../gateways/http/api-schemas.js';
 
-const STATE_LABELS: Readonly<Record<string, string>> = {
-  idle: 'idle',
-  busy: 'working',
-  waiting: 'waiting',
-  offline: 'offline',
+/** What an agent card does when used. */
+export interface AgentActions {
+  /** Opens the agent's turns. */
+  open(name: string): void;
+}
+
+/** The words before an activity's detail: the tool, the question, the last sign of life. */
+const DETAIL_LEAD: Readonly<Record<ActivityView['state'], string>> = {
+  working: 'now',
+  waiting: 'asks',
+  stalled: 'last',
+  idle: 'last',
+  stopped: 'last',
   error: 'error',
 };
+
+/** The state pill: icon and word, so the state never rests on colour alone. */
+export function activityPill(activity: ActivityView, className = 'state-pill'): HTMLElement {
+  return el(
+    'span',
+    { class: `${className} act-${activity.state}`, data: { activity: activity.state } },
+    el('span', { class: 'act-icon', aria: { hidden: 'true' } }, activity.icon),
+    activity.label,
+  );
+}
+
+function activityLine(activity: ActivityView): HTMLElement | null {
+  if (activity.detail === undefined || activity.detail === '') return null;
+  return el(
+    'div',
+    { class: `agent-doing doing-${activity.state}`, title: activity.detail },
+    el('span', { class: 'doing-lead' }, `${DETAIL_LEAD[activity.state]} `),
+    clip(activity.detail, 140),
+  );
+}
 
 function emptyState(): HTMLElement {
   return el(
@@ -52,10 +81,20 @@ function mailboxLine(box: MailboxCounts | undefined): HTMLElement {
   );
 }
 
-function card(agent: Agent, state: PageState, box: MailboxCounts | undefined, nowMs: number): HTMLElement {
+function card(
+  agent: Agent,
+  state: PageState,
+  box: MailboxCounts | undefined,
+  nowMs: number,
+  actions: AgentActions,
+): HTMLElement {
+  const activity = activityOf(agent);
   const node = el(
     'article',
-    { class: `agent-card state-${agent.state}`, data: { agent: agent.name, key: `agent:${agent.name}` } },
+    {
+      class: `agent-card state-${agent.state} act-${activity.state}`,
+      data: { agent: agent.name, activity: activity.state, key: `agent:${agent.name}` },
+    },
     el(
       'header',
       { class: 'agent-head' },
@@ -63,7 +102,17 @@ function card(agent: Agent, state: PageState, box: MailboxCounts | undefined, no
       el(
         'div',
         { class: 'agent-id' },
-        el('div', { class: 'agent-name', title: agent.name }, agent.name),
+        el(
+          'button',
+          {
+            class: 'agent-name',
+            type: 'button',
+            title: `${agent.name}: open its turns`,
+            aria: { label: `${agent.name}: open turns` },
+            onClick: () => actions.open(agent.name),
+          },
+          agent.name,
+        ),
         el(
           'div',
           { class: 'agent-meta' },
@@ -72,13 +121,9 @@ function card(agent: Agent, state: PageState, box: MailboxCounts | undefined, no
           agent.team === undefined ? null : el('span', { class: 'muted' }, `· ${agent.team}`),
         ),
       ),
-      el(
-        'span',
-        { class: `state-pill pill-${agent.state}` },
-        el('span', { class: 'dot', aria: { hidden: 'true' } }),
-        STATE_LABELS[agent.state] ?? agent.state,
-      ),
+      activityPill(activity),
     ),
+    activityLine(activity),
     bubbleOf(agent, state, nowMs),
     agent.currentTask === undefined
       ? null
@@ -113,8 +158,16 @@ function card(agent: Agent, state: PageState, box: MailboxCounts | undefined, no
   return node;
 }
 
-/** Renders the agent cards, or the empty state when the directory has none (or is still loading). */
-export function renderAgents(container: HTMLElement, state: PageState, nowMs: number): void {
+/**
+ * Renders the agent cards, or the empty state when the directory has none (or is still loading). Each
+ * card's name is a button that opens the agent's turns.
+ */
+export function renderAgents(
+  container: HTMLElement,
+  state: PageState,
+  nowMs: number,
+  actions: AgentActions,
+): void {
   const agents = state.agents?.agents;
   if (agents === undefined) {
     replaceChildren(container, el('div', { class: 'loading' }, 'Loading agents…'));
@@ -125,5 +178,5 @@ export function renderAgents(container: HTMLElement, state: PageState, nowMs: nu
     return;
   }
   const boxes = new Map(state.mailboxes.map((b) => [b.mailbox, b]));
-  replaceChildren(container, ...agents.map((a) => card(a, state, boxes.get(a.name), nowMs)));
+  replaceChildren(container, ...agents.map((a) => card(a, state, boxes.get(a.name), nowMs, actions)));
 }

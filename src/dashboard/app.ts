@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { ApiClient } from './api-client.js';
 import { byId, el } from './dom.js';
 import { EventFeed } from './event-feed.js';
-import { PageController } from './page-controller.js';
+import { PageController, type RunStartRequest } from './page-controller.js';
+import { ViewTabs } from './view-tabs.js';
 import { healthReply, sayReply } from '../gateways/http/api-schemas.js';
 
 // The page's CSP has no 'unsafe-eval': zod must not try to compile validators with `new Function`.
@@ -57,6 +58,48 @@ function wireFilters(controller: PageController): void {
   for (const id of ['filter-agent', 'filter-type', 'filter-thread']) {
     byId(id).addEventListener('input', () => controller.filterChanged());
   }
+  const range = byId('timeline-range');
+  if (range instanceof HTMLSelectElement)
+    range.addEventListener('change', () => {
+      const ms = Number(range.value);
+      controller.setTimelineRange(range.value === '' || !Number.isFinite(ms) ? undefined : ms);
+    });
+}
+
+/** The start form's fields as a run request: empty fields are left out (the hub's defaults apply). */
+function readRunForm(form: HTMLFormElement): RunStartRequest | undefined {
+  const field = (name: string): string => {
+    const node = form.elements.namedItem(name);
+    return node instanceof HTMLInputElement || node instanceof HTMLTextAreaElement ? node.value.trim() : '';
+  };
+  const goal = field('goal');
+  if (goal === '') return undefined;
+  const team = field('team');
+  const agent = field('agent');
+  const test = field('test');
+  const workers = Number(field('workers'));
+  const budgetUsd = Number(field('budgetUsd'));
+  return {
+    goal,
+    ...(team !== '' && { team }),
+    ...(agent !== '' && { agent }),
+    ...(field('workers') !== '' && Number.isInteger(workers) && { workers }),
+    ...(test !== '' && { test }),
+    ...(field('budgetUsd') !== '' && Number.isFinite(budgetUsd) && { budgetUsd }),
+  };
+}
+
+function wireRunForm(controller: PageController): void {
+  const form = byId('run-form');
+  if (!(form instanceof HTMLFormElement)) return;
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const request = readRunForm(form);
+    if (request === undefined) return;
+    void controller.startRun(request).then((isStarted) => {
+      if (isStarted) form.reset();
+    });
+  });
 }
 
 /** Starts the page: first snapshot, then the live feed; retries with backoff while the hub is down. */
@@ -92,6 +135,8 @@ const api = new ApiClient();
 const controller: PageController = new PageController(api, () => syncRecipients(controller));
 wireSayForm(api, controller);
 wireFilters(controller);
+wireRunForm(controller);
+new ViewTabs((view) => controller.showView(view));
 setInterval(() => {
   if (document.visibilityState === 'visible') {
     controller.tick();

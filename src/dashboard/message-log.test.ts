@@ -89,4 +89,47 @@ describe('dashboard message log', () => {
     expect(log.size).toBe(3);
     expect(log.list(noFilter).map((r) => r.messageId)).toEqual(['m5', 'm4', 'm3']);
   });
+
+  it('takes thread and preview from live sends and marks retried and dead-lettered messages', () => {
+    const log = new MessageLog();
+    log.apply(sent(1, 'm1', { thread: 'pr-7', bodyPreview: 'please review' }));
+    const event = (type: string, cursor: number, attempt?: number): BusEvent => ({
+      type,
+      cursor,
+      at: cursor,
+      mailbox: 'bob',
+      messageId: 'm1',
+      ...(attempt !== undefined && { attempt }),
+    });
+    log.apply(event('message.claimed', 2, 1));
+    expect(log.list(noFilter)[0]).toMatchObject({ thread: 'pr-7', bodyPreview: 'please review' });
+    expect(log.list(noFilter)[0]?.retries).toBeUndefined();
+    log.apply(event('message.nacked', 3));
+    log.apply(event('message.claimed', 4, 2));
+    log.apply(event('message.dead_lettered', 5));
+    log.apply(event('message.requeued', 6));
+    log.apply(event('message.claimed', 7, 1));
+    log.apply(event('message.acked', 8));
+    expect(log.list(noFilter)[0]).toMatchObject({ status: 'acked', retries: 2, wasDead: true });
+    log.merge([row(1, 'm1', { retries: 1, wasDead: false })]);
+    expect(log.list(noFilter)[0]).toMatchObject({ retries: 2, wasDead: true });
+  });
+
+  it('answers the same list while nothing changed and a new one after a change', () => {
+    const log = new MessageLog();
+    log.apply(sent(1, 'm1'));
+    const first = log.list(noFilter);
+    expect(log.list(noFilter)).toBe(first);
+    log.apply(sent(2, 'm2'));
+    expect(log.list(noFilter)).not.toBe(first);
+    expect(log.list(noFilter).map((r) => r.messageId)).toEqual(['m2', 'm1']);
+  });
+
+  it('holds ten thousand rows by default and stays near its capacity under a flood', () => {
+    const log = new MessageLog();
+    for (let i = 1; i <= 12_000; i++) log.apply(sent(i, `m${i}`));
+    expect(log.size).toBeLessThanOrEqual(10_500);
+    expect(log.size).toBeGreaterThanOrEqual(10_000);
+    expect(log.list(noFilter)[0]?.messageId).toBe('m12000');
+  });
 });

@@ -1,38 +1,34 @@
-import { renderAgents } from './agents-view.js';
+import { applyAgentEvent, applyTurnEvent } from './agent-events.js';
 import { ApiError, type ApiClient } from './api-client.js';
 import { byId, el } from './dom.js';
+import { Drawer } from './drawer.js';
+import { DrawerOpeners } from './drawer-openers.js';
 import type { FeedStatus } from './event-feed.js';
-import { renderHeader } from './header-view.js';
-import type { LogFilter } from './message-log.js';
-import { renderMessageLog } from './message-log-view.js';
+import { InboxView } from './inbox-view.js';
+import { MessageLogView } from './message-log-view.js';
 import { createPageState, type PageState } from './page-state.js';
-import { renderDeadLetters, renderQueues } from './queues-view.js';
+import { renderPage, type PageViews } from './page-render.js';
 import { RefreshScheduler } from './refresh-scheduler.js';
-import { renderStale } from './stale-view.js';
-import { renderTasks } from './tasks-view.js';
-import { renderTeams } from './teams-view.js';
-import {
-  agentRecord,
-  agentsReply,
-  anyReply,
-  deadLettersReply,
-  leasesReply,
-  mailboxesReply,
-  messagesReply,
-  tasksReply,
-  teamsReply,
-  type BusEvent,
-} from '../gateways/http/api-schemas.js';
+import type { RunActions } from './run-facts.js';
+import { loadSnapshot, TOPICS, type Section, type Topic } from './snapshot-loader.js';
+import { TimelineView } from './timeline-view.js';
+import type { ViewName } from './view-tabs.js';
+import { anyReply, runReply, sayReply, type BusEvent, type InboxItem } from '../gateways/http/api-schemas.js';
 
-type Topic = 'agents' | 'queues' | 'tasks' | 'teams' | 'messages';
-type Section = 'agents' | 'queues' | 'tasks' | 'teams' | 'log' | 'header';
-
-const BUBBLE_MIN_MS = 6_000;
+/** A body for `POST /api/runs`, as the start form gives it. */
+export interface RunStartRequest {
+  readonly goal: string;
+  readonly team?: string;
+  readonly agent?: string;
+  readonly workers?: number;
+  readonly test?: string;
+  readonly budgetUsd?: number;
+}
 
 /**
  * Owns the page: state, fetches, live events, actions and rendering. Renders are batched into one
- * animation frame; refreshes are coalesced per topic. Failed fetches show a toast and retry on the
- * next event or reconnect.
+ * animation frame and skip the views not shown; refreshes are coalesced per topic. Failed fetches show
+ * a toast and retry on the next event or reconnect.
  */
 export class PageController {
   readonly state: PageState = createPageState();
@@ -40,6 +36,11 @@ export class PageController {
   readonly #onAgentsLoaded: () => void;
   readonly #dirty = new Set<Section>();
   readonly #refresh: RefreshScheduler<Topic>;
+  readonly #drawer: Drawer;
+  readonly #open: DrawerOpeners;
+  readonly #views: PageViews;
+  readonly #runActions: RunActions;
+  #view: ViewName = 'overview';
   #frame = 0;
   /** When the live feed went down (the page's data may be old since then); undefined while live. */
   #staleSince: number | undefined;
@@ -53,13 +54,63 @@ export class PageController {
       onError: (topic, err) => this.toast(`Could not load ${topic}: ${errorText(err)}`, 'error'),
       delayMs: 120,
     });
+    this.#drawer = new Drawer({
+      dialog: drawerDialog(),
+      title: byId('drawer-title'),
+      body: byId('drawer-body'),
+      back: button('drawer-back'),
+      close: button('drawer-close'),
+      toasts: byId('toasts'),
+    });
+    this.#runActions = {
+      open: (id) => this.#open.run(id),
+      stop: (id) => void this.#runAction(id, 'stop'),
+      resume: (id) => void this.#runAction(id, 'resume'),
+    };
+    const onError = (err: unknown): void => this.toast(errorText(err), 'error');
+    this.#open = new DrawerOpeners({
+      api,
+      state: this.state,
+      drawer: this.#drawer,
+      onError,
+      runActions: this.#runActions,
+    });
+    const expanded = this.state.expandedGoals;
+    this.#views = {
+      log: new MessageLogView(byId('log'), (id) => this.#open.message(id)),
+      inbox: new InboxView(byId('inbox'), {
+        open: (id) => this.#open.message(id),
+        reply: (item, text) => this.#reply(item, text),
+      }),
+      timeline: new TimelineView(byId('timeline'), byId('timeline-tip'), (id) => this.#open.turn(id)),
+      drawer: this.#drawer,
+      agents: { open: (name) => this.#open.agent(name) },
+      teams: {
+        toggleGoal: (id) => {
+          if (!expanded.delete(id)) expanded.add(id);
+          this.#mark('teams');
+        },
+      },
+      tasks: { cancel: (id) => void this.cancelTask(id) },
+      deadLetters: {
+        retry: (id) => void this.retryDeadLetter(id),
+        discard: (id) => void this.discardDeadLetter(id),
+        open: (id) => this.#open.message(id),
+      },
+      runs: this.#runActions,
+    };
+    // A click anywhere on an agent card (not only its name button) opens the agent's turns.
+    byId('agents').addEventListener('click', (event) => {
+      const target = event.target instanceof Element ? event.target : null;
+      if (target === null || target.closest('button, a, input, select, textarea') !== null) return;
+      const name = target.closest<HTMLElement>('.agent-card')?.dataset.agent;
+      if (name !== undefined) this.#open.agent(name);
+    });
   }
 
   /** Loads every snapshot (at start-up and on each reconnect). */
   async refreshAll(): Promise<void> {
-    await Promise.all(
-      (['agents', 'queues', 'tasks', 'teams', 'messages'] as const).map((t) => this.#refresh.now(t)),
-    );
+    await Promise.all(TOPICS.map((t) => this.#refresh.now(t)));
   }
 
   /** Forgets the message log (the hub's event log was replaced); the next refresh reloads it. */
@@ -75,18 +126,33 @@ export class PageController {
     this.#mark('header');
   }
 
-  /** Applies one live bus event: the log directly, snapshots by a coalesced refresh. */
+  /** The tab shown changed: draw what it shows now (views not shown are not kept drawn). */
+  showView(view: ViewName): void {
+    this.#view = view;
+    this.#mark('timeline', 'runs', 'inbox', 'log');
+  }
+
+  /** Applies one live bus event: the log and turns directly, snapshots by a coalesced refresh. */
   onEvent(event: BusEvent): void {
-    if (event.type.startsWith('message.') || event.type === 'escalation') {
+    const type = event.type;
+    if (type.startsWith('message.') || type === 'escalation') {
       if (this.state.log.apply(event)) this.#mark('log');
-      if (event.type === 'message.sent') this.#refresh.request('messages');
+      if (type === 'message.sent') this.#refresh.request('messages');
       this.#refresh.request('queues');
-    } else if (event.type.startsWith('agent.')) {
-      this.#applyAgentEvent(event);
+      if (type === 'escalation' || this.#isForInbox(event)) this.#refresh.request('inbox');
+    } else if (type.startsWith('agent.turn_')) {
+      const effect = applyTurnEvent(this.state, event);
+      if (effect.isTurnsChanged) this.#mark('timeline');
+      if (effect.isAgentChanged) this.#mark('agents', 'header');
+      if (effect.isFinished) this.#refresh.request('agents');
+    } else if (type.startsWith('agent.')) {
+      if (applyAgentEvent(this.state, event, Date.now())) this.#mark('agents', 'header');
       this.#refresh.request('agents');
-    } else if (event.type.startsWith('task.')) this.#refresh.request('tasks');
-    else if (event.type.startsWith('team.')) this.#refresh.request('teams');
-    else if (event.type.startsWith('budget.')) this.#refresh.request('agents');
+    } else if (type.startsWith('task.')) this.#refresh.request('tasks');
+    else if (type.startsWith('team.')) this.#refresh.request('teams');
+    else if (type.startsWith('budget.')) this.#refresh.request('agents');
+    else if (type.startsWith('run.')) this.#refresh.request('runs');
+    this.#drawer.onEvent(event);
   }
 
   /**
@@ -95,6 +161,7 @@ export class PageController {
    */
   tick(): void {
     this.#redraw();
+    this.#mark('timeline', 'inbox', 'drawer');
     const now = Date.now();
     const s = this.state;
     const mayHaveMoved = s.leases.some((l) => l.leaseUntil <= now) || s.mailboxes.some((b) => b.delayed > 0);
@@ -103,6 +170,12 @@ export class PageController {
 
   filterChanged(): void {
     this.#mark('log');
+  }
+
+  /** The timeline's span changed (its select). */
+  setTimelineRange(rangeMs: number | undefined): void {
+    this.state.timelineRangeMs = rangeMs;
+    this.#mark('timeline');
   }
 
   async retryDeadLetter(id: string): Promise<void> {
@@ -128,15 +201,54 @@ export class PageController {
     });
   }
 
+  /** Starts a run from the form; resolves true when the hub took it (the run's drawer opens). */
+  async startRun(request: RunStartRequest): Promise<boolean> {
+    let isStarted = false;
+    await this.#act('run-start', ['runs'], async () => {
+      const { run } = await this.#api.post('/api/runs', runReply, request);
+      isStarted = true;
+      this.toast(`Run ${run.id} started`, 'ok');
+      this.#open.run(run.id);
+    });
+    return isStarted;
+  }
+
   /** Shows a short notice in the corner. */
   toast(text: string, tone: 'ok' | 'error'): void {
     const node = el(
       'div',
-      { class: `toast toast-${tone}`, aria: { live: tone === 'error' ? 'assertive' : 'polite' } },
+      { class: `toast toast-${tone}`, role: tone === 'error' ? 'alert' : 'status' },
       text,
     );
     byId('toasts').appendChild(node);
     setTimeout(() => node.remove(), tone === 'error' ? 6_000 : 3_000);
+  }
+
+  async #runAction(id: string, action: 'stop' | 'resume'): Promise<void> {
+    await this.#act(`run-${action}:${id}`, ['runs'], async () => {
+      await this.#api.post(`/api/runs/${encodeURIComponent(id)}/${action}`, runReply);
+      this.toast(action === 'stop' ? `Run ${id} stopping` : `Run ${id} resumed`, 'ok');
+    });
+  }
+
+  /** Replies to an inbox item's sender in its thread; resolves true once the hub took it. */
+  async #reply(item: InboxItem, text: string): Promise<boolean> {
+    try {
+      const body = { to: item.from, text, ...(item.thread !== undefined && { thread: item.thread }) };
+      await this.#api.post('/api/say', sayReply, body);
+      this.toast(`Reply sent to ${item.from}`, 'ok');
+      return true;
+    } catch (err) {
+      this.toast(errorText(err), 'error');
+      return false;
+    }
+  }
+
+  /** A message to the person at the page: to a mailbox the inbox holds, or to `human`, the default. */
+  #isForInbox(event: BusEvent): boolean {
+    if (event.type !== 'message.sent' || event.mailbox === undefined) return false;
+    const items = this.state.inbox?.items ?? [];
+    return event.mailbox === 'human' || items.some((i) => i.mailbox === event.mailbox);
   }
 
   async #act(key: string, after: readonly Topic[], work: () => Promise<void>): Promise<void> {
@@ -155,59 +267,12 @@ export class PageController {
   }
 
   #redraw(): void {
-    for (const s of ['agents', 'queues', 'tasks', 'teams'] as const) this.#mark(s);
-  }
-
-  #applyAgentEvent(event: BusEvent): void {
-    const data = event.data ?? {};
-    const name =
-      typeof data.agent === 'string' ? data.agent : typeof data.name === 'string' ? data.name : undefined;
-    if (name === undefined) return;
-    if (event.type === 'agent.bubble' && typeof data.text === 'string') {
-      const duration = typeof data.durationMs === 'number' ? data.durationMs : 0;
-      this.state.bubbles.set(name, {
-        text: data.text,
-        untilMs: Date.now() + Math.max(BUBBLE_MIN_MS, duration),
-      });
-    }
-    const agents = this.state.agents?.agents;
-    const index = agents?.findIndex((a) => a.name === name) ?? -1;
-    const record = agentRecord.safeParse(data);
-    if (event.type === 'agent.status_changed' && agents !== undefined && index >= 0 && record.success) {
-      // Show the change at once; the refresh that follows brings spend and anything else.
-      const spend = agents[index]?.spend ?? { inputTokens: 0, outputTokens: 0, costUsd: 0, runs: 0 };
-      agents[index] = { ...record.data, spend };
-    }
-    this.#mark('agents');
+    this.#mark('agents', 'queues', 'tasks', 'teams', 'runs', 'drawer');
   }
 
   async #load(topic: Topic): Promise<void> {
-    const s = this.state;
-    if (topic === 'agents') {
-      s.agents = await this.#api.get('/api/agents', agentsReply);
-      this.#onAgentsLoaded();
-      this.#mark('agents', 'header');
-    } else if (topic === 'queues') {
-      const [boxes, leases, dead] = await Promise.all([
-        this.#api.get('/api/mailboxes', mailboxesReply),
-        this.#api.get('/api/leases', leasesReply),
-        this.#api.get('/api/dead-letters', deadLettersReply),
-      ]);
-      [s.mailboxes, s.leases, s.deadLetters] = [boxes.mailboxes, leases.leases, dead.deadLetters];
-      this.#mark('queues', 'agents', 'header');
-    } else if (topic === 'tasks') {
-      s.tasks = await this.#api.get('/api/tasks', tasksReply);
-      this.#mark('tasks', 'header');
-    } else if (topic === 'teams') {
-      s.teams = (await this.#api.get('/api/teams', teamsReply)).teams;
-      this.#mark('teams');
-    } else {
-      const after = s.log.coveredCursor === 0 ? '' : `?after=${s.log.coveredCursor}`;
-      const reply = await this.#api.get(`/api/messages${after}`, messagesReply);
-      s.log.merge(reply.messages);
-      s.log.coveredCursor = Math.max(s.log.coveredCursor, reply.cursor);
-      this.#mark('log');
-    }
+    this.#mark(...(await loadSnapshot(this.#api, this.state, topic)));
+    if (topic === 'agents') this.#onAgentsLoaded();
   }
 
   #mark(...sections: Section[]): void {
@@ -220,42 +285,23 @@ export class PageController {
   }
 
   #render(): void {
-    const s = this.state;
-    const now = Date.now();
     const dirty = new Set(this.#dirty);
     this.#dirty.clear();
-    if (dirty.has('header')) {
-      renderHeader(byId('stats'), byId('feed-status'), s);
-      renderStale(document.body, byId('feed-status'), this.#staleSince);
-    }
-    if (dirty.has('agents')) renderAgents(byId('agents'), s, now);
-    if (dirty.has('teams')) renderTeams(byId('teams'), s.teams, now);
-    if (dirty.has('tasks'))
-      renderTasks(byId('tasks'), s.tasks, s.busyActions, { cancel: (id) => void this.cancelTask(id) }, now);
-    if (dirty.has('queues')) {
-      renderQueues(byId('queues'), s.mailboxes, s.leases, now);
-      renderDeadLetters(
-        byId('dead-letters'),
-        s.deadLetters,
-        s.busyActions,
-        {
-          retry: (id) => void this.retryDeadLetter(id),
-          discard: (id) => void this.discardDeadLetter(id),
-        },
-        now,
-      );
-    }
-    if (dirty.has('log')) renderMessageLog(byId('log'), s.log, readFilter());
-    if (dirty.has('agents')) byId('agents-count').textContent = String(s.agents?.agents.length ?? '');
+    const input = { state: this.state, view: this.#view, staleSince: this.#staleSince, nowMs: Date.now() };
+    renderPage(dirty, input, this.#views);
   }
 }
 
-function readFilter(): LogFilter {
-  const value = (id: string): string => {
-    const node = document.getElementById(id);
-    return node instanceof HTMLInputElement ? node.value.trim() : '';
-  };
-  return { agent: value('filter-agent'), type: value('filter-type'), thread: value('filter-thread') };
+function drawerDialog(): HTMLDialogElement {
+  const node = byId('drawer');
+  if (!(node instanceof HTMLDialogElement)) throw new Error('#drawer must be a <dialog>');
+  return node;
+}
+
+function button(id: string): HTMLButtonElement {
+  const node = byId(id);
+  if (!(node instanceof HTMLButtonElement)) throw new Error(`#${id} must be a <button>`);
+  return node;
 }
 
 function errorText(err: unknown): string {

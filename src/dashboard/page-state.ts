@@ -1,10 +1,13 @@
 import type { FeedStatus } from './event-feed.js';
 import { MessageLog } from './message-log.js';
+import { TurnStore } from './turn-store.js';
 import type {
   AgentsReply,
   DeadLetter,
+  InboxReply,
   Lease,
   MailboxCounts,
+  RunsReply,
   TasksReply,
   Team,
 } from '../gateways/http/api-schemas.js';
@@ -24,10 +27,19 @@ export interface PageState {
   tasks: TasksReply | undefined;
   teams: readonly Team[];
   readonly log: MessageLog;
+  /** Every agent's turns (timeline, cost charts, agent drawers). */
+  readonly turns: TurnStore;
+  /** Undefined until loaded (or when the hub has no runs route). */
+  runs: RunsReply | undefined;
+  inbox: InboxReply | undefined;
   readonly bubbles: Map<string, TransientBubble>;
   feed: FeedStatus;
-  /** Ids with a retry, discard or cancel request in flight (their buttons are disabled). */
+  /** Ids with a retry, discard, cancel, stop or resume request in flight (their buttons are disabled). */
   readonly busyActions: Set<string>;
+  /** Teams whose whole goal is shown. */
+  readonly expandedGoals: Set<string>;
+  /** The timeline's span: the last this many ms, or everything loaded. */
+  timelineRangeMs: number | undefined;
 }
 
 /** A fresh, empty page state. */
@@ -40,8 +52,13 @@ export function createPageState(): PageState {
     tasks: undefined,
     teams: [],
     log: new MessageLog(),
+    turns: new TurnStore(),
+    runs: undefined,
+    inbox: undefined,
     bubbles: new Map(),
     feed: 'connecting',
     busyActions: new Set(),
+    expandedGoals: new Set(),
+    timelineRangeMs: undefined,
   };
 }

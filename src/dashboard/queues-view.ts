@@ -7,6 +7,8 @@ export interface DeadLetterActions {
   retry(messageId: string): void;
   /** Asks for confirmation itself; the list only reports the click. */
   discard(messageId: string): void;
+  /** Opens the message's envelope and history. */
+  open(messageId: string): void;
 }
 
 function depthBar(box: MailboxCounts, max: number): HTMLElement {
@@ -50,7 +52,7 @@ export function renderQueues(
         el('th', { title: 'waiting for a retry delay' }, 'later'),
         el('th', { title: 'leased, being worked on' }, 'busy'),
         el('th', { title: 'dead letters' }, 'dead'),
-        el('th', {}),
+        el('th', {}, el('span', { class: 'sr-only' }, 'depth')),
       ),
     ),
     el(
@@ -96,7 +98,7 @@ export function renderQueues(
   replaceChildren(container, table, inFlight);
 }
 
-/** Renders the dead letters, newest first, each with a Retry button. */
+/** Renders the dead letters, newest first, each opening its message, with Retry and Discard buttons. */
 export function renderDeadLetters(
   container: HTMLElement,
   letters: readonly DeadLetter[],
@@ -127,7 +129,16 @@ export function renderDeadLetters(
           el(
             'div',
             { class: 'dead-top' },
-            el('span', { class: 'mono' }, `${d.envelope.from} → ${d.mailbox}`),
+            el(
+              'button',
+              {
+                class: 'link-btn mono dead-open',
+                type: 'button',
+                onClick: () => actions.open(d.envelope.id),
+                aria: { label: `${d.envelope.from} → ${d.mailbox}: open dead letter ${d.envelope.id}` },
+              },
+              `${d.envelope.from} → ${d.mailbox}`,
+            ),
             el('span', { class: 'type-tag' }, d.envelope.type),
             el(
               'button',

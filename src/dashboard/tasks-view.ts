@@ -17,10 +17,16 @@ function progressBar(task: Task): HTMLElement {
     'div',
     {
       class: 'progress',
+      role: 'progressbar',
       aria:
         task.progress === undefined
-          ? { label: 'in progress' }
-          : { label: `${Math.round(task.progress * 100)} %` },
+          ? { label: `${task.title ?? task.id}: in progress` }
+          : {
+              label: task.title ?? task.id,
+              valuenow: String(Math.round(task.progress * 100)),
+              valuemin: '0',
+              valuemax: '100',
+            },
     },
     bar,
   );

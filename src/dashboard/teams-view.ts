@@ -1,44 +1,73 @@
 import { el, replaceChildren } from './dom.js';
-import { formatAgo, formatClock } from './text-format.js';
+import { phaseSteps, type StepState } from './phase-steps.js';
+import { formatAgo, formatClock, summaryLine } from './text-format.js';
 import type { Team, TeamStep } from '../gateways/http/api-schemas.js';
 
 const HISTORY_SHOWN = 12;
+/** A goal longer than this (or on several lines) is shown as its first line until expanded. */
+const GOAL_LINE_CHARS = 140;
 
-/** Phase orders of the coordination patterns musubi ships, for teams that do not list their own. */
-const KNOWN_ORDERS: readonly (readonly string[])[] = [
-  ['IMPLEMENT', 'TEST', 'DISCUSS'],
-  ['implement', 'docs', 'review'],
-];
-
-/**
- * The phases to draw: the team's own list; else a known pattern order that covers every phase seen;
- * else the order the history first visited them.
- */
-function phasesOf(team: Team): readonly string[] {
-  if (team.phases !== undefined && team.phases.length > 0) return team.phases;
-  const seen: string[] = [];
-  for (const step of team.history) if (!seen.includes(step.phase)) seen.push(step.phase);
-  if (team.phase !== undefined && !seen.includes(team.phase)) seen.push(team.phase);
-  return KNOWN_ORDERS.find((order) => seen.every((p) => order.includes(p))) ?? seen;
+/** What the team cards' controls do. */
+export interface TeamActions {
+  /** Shows or hides a team's whole goal. */
+  toggleGoal(teamId: string): void;
 }
 
+/** Each state in its own style and words: a tick, a ring, a hollow dot; never colour alone. */
+const STEP_VIEW: Readonly<
+  Record<StepState, { readonly mark: string; readonly words: string; readonly cls: string }>
+> = {
+  done: { mark: '✓', words: 'done', cls: 'step done' },
+  active: { mark: '●', words: 'current phase', cls: 'step current' },
+  todo: { mark: '', words: 'not reached', cls: 'step todo' },
+};
+
 function stepper(team: Team): HTMLElement {
-  const phases = phasesOf(team);
-  const current = team.phase === undefined ? -1 : phases.indexOf(team.phase);
   return el(
     'ol',
-    { class: 'stepper', aria: { label: `phases of ${team.id}` } },
-    ...phases.map((phase, i) =>
-      el(
+    // Focusable: on a narrow card the stepper scrolls sideways, and a keyboard must be able to scroll it.
+    { class: 'stepper', tabIndex: 0, aria: { label: `phases of ${team.id}` } },
+    ...phaseSteps(team).map((step) => {
+      const view = STEP_VIEW[step.state];
+      return el(
         'li',
         {
-          class: i === current ? 'step current' : i < current ? 'step done' : 'step',
-          aria: i === current ? { current: 'step' } : {},
+          class: view.cls,
+          data: { state: step.state },
+          aria: step.state === 'active' ? { current: 'step' } : {},
         },
-        el('span', { class: 'step-dot', aria: { hidden: 'true' } }),
-        el('span', { class: 'step-label' }, phase),
-      ),
-    ),
+        el('span', { class: 'step-dot', aria: { hidden: 'true' } }, view.mark),
+        el('span', { class: 'step-label' }, step.phase),
+        el('span', { class: 'sr-only' }, ` (${view.words})`),
+      );
+    }),
+  );
+}
+
+/** The goal as one line with a "show all" toggle, or whole once expanded. */
+function goalOf(team: Team, goal: string, isExpanded: boolean, actions: TeamActions): HTMLElement {
+  const { line, isCut } = summaryLine(goal, GOAL_LINE_CHARS);
+  const id = `goal-${team.id}`;
+  return el(
+    'div',
+    { class: isExpanded ? 'team-goal is-open' : 'team-goal' },
+    el('p', { class: 'goal-text', id }, isExpanded || !isCut ? goal : line),
+    isCut
+      ? el(
+          'button',
+          {
+            class: 'link-btn',
+            type: 'button',
+            aria: {
+              expanded: String(isExpanded),
+              controls: id,
+              label: `${isExpanded ? 'show less' : 'show all'} of the goal of ${team.id}`,
+            },
+            onClick: () => actions.toggleGoal(team.id),
+          },
+          isExpanded ? 'show less' : 'show all',
+        )
+      : null,
   );
 }
 
@@ -52,7 +81,12 @@ function historyChip(step: TeamStep): HTMLElement {
   );
 }
 
-function teamCard(team: Team, nowMs: number): HTMLElement {
+function teamCard(
+  team: Team,
+  nowMs: number,
+  expanded: ReadonlySet<string>,
+  actions: TeamActions,
+): HTMLElement {
   const facts = [
     team.round === undefined ? null : el('span', { class: 'fact' }, el('b', {}, `Round ${team.round}`)),
     team.implementer === undefined || team.implementer === ''
@@ -74,16 +108,30 @@ function teamCard(team: Team, nowMs: number): HTMLElement {
       el('span', { class: 'pattern' }, team.pattern),
       ...facts,
     ),
-    team.goal === undefined ? null : el('p', { class: 'team-goal' }, team.goal),
+    team.goal === undefined || team.goal.trim() === ''
+      ? null
+      : goalOf(team, team.goal, expanded.has(team.id), actions),
     stepper(team),
     history.length === 0
       ? null
-      : el('ol', { class: 'history', aria: { label: 'recent phase changes' } }, ...history.map(historyChip)),
+      : el(
+          'ol',
+          { class: 'history', tabIndex: 0, aria: { label: `recent phase changes of ${team.id}` } },
+          ...history.map(historyChip),
+        ),
   );
 }
 
-/** Renders one card per team with its phase stepper and recent phase changes. */
-export function renderTeams(container: HTMLElement, teams: readonly Team[], nowMs: number): void {
+/**
+ * Renders one card per team: its goal (one line until expanded), its phase stepper in the pattern's
+ * order and its recent phase changes.
+ */
+export function renderTeams(
+  container: HTMLElement,
+  teams: readonly Team[],
+  nowMs: number,
+  view: { readonly expanded: ReadonlySet<string>; readonly actions: TeamActions },
+): void {
   if (teams.length === 0) {
     replaceChildren(
       container,
@@ -91,5 +139,5 @@ export function renderTeams(container: HTMLElement, teams: readonly Team[], nowM
     );
     return;
   }
-  replaceChildren(container, ...teams.map((t) => teamCard(t, nowMs)));
+  replaceChildren(container, ...teams.map((t) => teamCard(t, nowMs, view.expanded, view.actions)));
 }

@@ -55,3 +55,16 @@ export function clip(text: string, max: number): string {
   const chars = Array.from(text);
   return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
 }
+
+/** The first non-blank line of `text`, cut to `max` code points; `isCut` when anything was left out. */
+export function summaryLine(text: string, max: number): { readonly line: string; readonly isCut: boolean } {
+  const trimmed = text.trim();
+  const first = trimmed.split('\n', 1)[0]?.trim() ?? '';
+  const line = clip(first, max);
+  return { line, isCut: line !== trimmed };
+}
+
+/** Input plus output tokens, for a glance: "12.3k tok". */
+export function formatTokens(usage: { readonly inputTokens: number; readonly outputTokens: number }): string {
+  return `${formatCount(usage.inputTokens + usage.outputTokens)} tok`;
+}

@@ -16,6 +16,10 @@ describe('inbox items', () => {
   it.each([
     ['{"type":"result","summary":"All  done\\nnow","output":"long"}', 'All done now'],
     ['{"result":"the answer"}', 'the answer'],
+    [
+      '{"type":"result","id":"t1","status":"success","payload":{"output":"…","summary":"3 files"}}',
+      '3 files',
+    ],
     ['type: report\ntitle: "Build fixed"\nbody: …', 'Build fixed'],
     ['\n\nfirst line\nsecond', 'first line'],
     ['{not json', '{not json'],

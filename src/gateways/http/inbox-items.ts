@@ -38,9 +38,16 @@ export function inboxKind(type: string, body: string): string {
  */
 export function inboxTitle(body: string): string {
   const doc = parsedObject(body);
-  if (doc !== undefined) {
+  // A yadon result keeps its summary in `payload`.
+  const payload = doc?.['payload'];
+  const docs = [
+    doc,
+    typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : undefined,
+  ];
+  for (const d of docs) {
+    if (d === undefined) continue;
     for (const field of ['summary', 'title', 'message', 'result', 'text', 'output']) {
-      const value = doc[field];
+      const value = d[field];
       if (typeof value === 'string' && value.trim() !== '') return oneLine(value);
     }
   }
