@@ -14,6 +14,9 @@ import {
 } from '../gateways/http/api-schemas.js';
 
 /** The snapshots the page loads, each from its routes. */
+/** Messages the log starts with (the list is virtualised; it keeps up to ~10,000). */
+const FIRST_LOAD_MESSAGES = 2000;
+
 export type Topic = 'agents' | 'queues' | 'tasks' | 'teams' | 'messages' | 'turns' | 'runs' | 'inbox';
 /** Every topic, in the order a full refresh loads them. */
 export const TOPICS: readonly Topic[] = [
@@ -74,7 +77,9 @@ export async function loadSnapshot(
       s.inbox = await api.get('/api/inbox', inboxReply);
       return ['inbox'];
     case 'messages': {
-      const after = s.log.coveredCursor === 0 ? '' : `?after=${s.log.coveredCursor}`;
+      // The first load brings the newest 2,000 messages; later ones only what came since.
+      const after =
+        s.log.coveredCursor === 0 ? `?limit=${FIRST_LOAD_MESSAGES}` : `?after=${s.log.coveredCursor}`;
       const reply = await api.get(`/api/messages${after}`, messagesReply);
       s.log.merge(reply.messages);
       s.log.coveredCursor = Math.max(s.log.coveredCursor, reply.cursor);
