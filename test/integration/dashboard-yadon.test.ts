@@ -144,6 +144,11 @@ describe.runIf(hasChromium)('dashboard - the yadon agents and tasks of musubi up
     await page.locator('.agent-card.state-idle[data-agent="yadon-1"]').waitFor({ timeout: 5_000 });
     await waitFor(() => !isTurnAlive('never'), 10_000, 'the agent turn to stop');
     expect(await hub.tasks.get(id)).toMatchObject({ state: 'cancelled' });
+    // The hub's turn log has the turn, with how it ended.
+    const turns = (await (await fetch(`${base}/api/agents/yadon-1/turns`)).json()) as {
+      turns: { subtask?: string; state: string; backend: string }[];
+    };
+    expect(turns.turns[0]).toMatchObject({ subtask: 'long-1', state: 'cancelled', backend: 'scripted' });
     expect(problems).toEqual([]);
   });
 });

@@ -119,6 +119,12 @@ export function workerPrompt(workerNumber: number, instructionsFile: string, ins
   ].join('\n');
 }
 
+/** The phase of a subtask id `<job>-<phase>-sub<j>` (the team's dispatch names them so), for the timeline. */
+function phaseOf(taskId: string): { phase?: string } {
+  const phase = /-([A-Za-z0-9_]+)-sub\d+$/.exec(taskId)?.[1];
+  return phase === undefined ? {} : { phase };
+}
+
 /**
  * Executes one subtask as worker n (spec yadon.md 4.2): "task received" bubble, one worker-tier LLM turn
  * in `projectDir`, then a `result` with status `success` iff the exit code is 0, the full output and a
@@ -141,7 +147,7 @@ export async function runWorkerTurn(
       cwd: task.projectDir,
       timeoutMs: options.timeoutMs ?? WORKER_LLM_TIMEOUT_MS,
       signal,
-      label: { subtask: task.id },
+      label: { subtask: task.id, ...phaseOf(task.id) },
     },
     YADON_TURN_TEXTS,
   );
