@@ -236,7 +236,10 @@ describe('turns and transcripts', () => {
     const all = turnsReply.parse(await getJson(`${hub.base}/api/turns?agent=alice&limit=5`));
     expect(all.turns.map((t) => t.id)).toEqual([summary.id]);
     const agents = agentsReply.parse(await getJson(`${hub.base}/api/agents`));
-    expect(agents.agents.find((a) => a.name === 'alice')?.activity).toMatchObject({ state: 'idle' });
+    const card = agents.agents.find((a) => a.name === 'alice');
+    expect(card?.activity).toMatchObject({ state: 'idle' });
+    // No team budget counts alice: her spend is her recorded turns'.
+    expect(card?.spend).toEqual({ ...summary.usage, runs: 1 });
     expect(turns).toBeDefined();
 
     const missing = await fetch(`${hub.base}/api/turns/nope`);

@@ -49,10 +49,22 @@ async function spendByAgent(ctx: RouteContext): Promise<Map<string, Spend>> {
   return byAgent;
 }
 
+/** Tokens and cost per agent summed over `turns` (each turn one run). */
+function turnSpend(turns: readonly TurnSummary[]): Map<string, Spend> {
+  const byAgent = new Map<string, Spend>();
+  for (const t of turns) {
+    const one: Spend = { ...t.usage, runs: 1 };
+    byAgent.set(t.agent, add(byAgent.get(t.agent) ?? ZERO, one));
+  }
+  return byAgent;
+}
+
 /**
  * `GET /api/agents`: `{ agents: AgentCard[], totals: Spend }`. Agents come from the agent directory
- * (every protocol); `totals` also counts spend of agents the directory does not know. Each card's
- * `activity` comes from the agent's newest recorded turn and its directory state.
+ * (every protocol); `totals` also counts spend of agents the directory does not know. Spend is the
+ * budget rows' where a team budget counts the agent, else the sum over its recorded turns (the newest
+ * 1,000 turns of the hub). Each card's `activity` comes from the agent's newest recorded turn and its
+ * directory state.
  */
 export function registerAgentsRoute(ctx: RouteContext): void {
   ctx.app.get('/api/agents', async (): Promise<AgentsReply> => {
@@ -63,6 +75,8 @@ export function registerAgentsRoute(ctx: RouteContext): void {
     ]);
     const newest = new Map<string, TurnSummary>();
     for (const t of turns) if (!newest.has(t.agent)) newest.set(t.agent, t);
+    // An agent no team budget counts is counted from its recorded turns.
+    for (const [agent, used] of turnSpend(turns)) if (!spend.has(agent)) spend.set(agent, used);
     const now = ctx.clock.now();
     const agents: AgentCard[] = records.map((r) => ({
       ...r,
