@@ -13,6 +13,7 @@ import type { Git } from './git.js';
 import { addUsage, ZERO_USAGE, type RunLedger, type RunRecord, type SubtaskRecord } from './run-record.js';
 import { runTestGate } from './test-gate.js';
 import type { RunWorktrees } from './worktrees.js';
+import { fixPrompt, resolverPrompt, workerPrompt } from './run-prompts.js';
 
 /** What a run reports as it goes, for a terminal view and the bus. */
 export type RunProgress =
@@ -101,53 +102,6 @@ function planOf(stored: NonNullable<RunRecord['plan']>): JobPlan {
 function summaryOf(output: string): string {
   const text = output.trim().replace(/\s+/g, ' ');
   return text.length <= SUMMARY_CHARS ? text : `${text.slice(0, SUMMARY_CHARS - 1)}…`;
-}
-
-/** The goal as context, each line quoted (`> `) so no line of it reads as the task itself. */
-function quoted(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => `> ${line}`)
-    .join('\n');
-}
-
-/** The worker prompt: the goal for context, then the one subtask, with what the worktree is. */
-export function workerPrompt(goal: string, phase: string, instruction: string): string {
-  return [
-    `You are one worker of a team working on this goal (phase: ${phase}).`,
-    'You work in your own git worktree of the repository; other workers have their own. Change files',
-    'only for your task below; musubi commits and merges your changes when your turn ends.',
-    '',
-    'Goal (for context):',
-    quoted(goal),
-    '',
-    'Your task:',
-    instruction,
-  ].join('\n');
-}
-
-/** The prompt of a conflict-resolution turn. */
-export function resolverPrompt(goal: string, subtask: string, files: readonly string[]): string {
-  return [
-    `Merging the work of ${subtask} into the team's branch left conflicts in:`,
-    ...files.map((f) => `- ${f}`),
-    '',
-    'Resolve every conflict (the <<<<<<< ======= >>>>>>> blocks) so that both changes serve the goal,',
-    'and leave no conflict marker. Do not commit; musubi concludes the merge.',
-    '',
-    'Goal (for context):',
-    quoted(goal),
-  ].join('\n');
-}
-
-/** The prompt of the extra implement round after a failing test gate. */
-export function fixPrompt(command: string, exitCode: number, output: string): string {
-  return [
-    `The test command \`${command}\` failed with exit code ${exitCode} on the team's integrated work.`,
-    'Fix the code so that it passes. Its output:',
-    '',
-    output,
-  ].join('\n');
 }
 
 async function hasConflictMarkers(dir: string, files: readonly string[]): Promise<string[]> {
