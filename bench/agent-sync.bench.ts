@@ -28,6 +28,14 @@ function spin(us: number): void {
 
 /** The bare echo; with `workUs` > 0 it also spins that long per line before answering. */
 async function serveEcho(workUs: number): Promise<number> {
+  return serveLines((socket, line) => {
+    if (workUs > 0) spin(workUs);
+    socket.write(`${line}\n`);
+  });
+}
+
+/** A TCP server on 127.0.0.1 that hands every newline-terminated line to `onLine`; resolves its port. */
+async function serveLines(onLine: (socket: Socket, line: string) => void): Promise<number> {
   const server = createServer({ noDelay: true }, (socket) => {
     let buffered = '';
     socket.setEncoding('utf8');
@@ -35,8 +43,7 @@ async function serveEcho(workUs: number): Promise<number> {
       buffered += chunk;
       let nl = buffered.indexOf('\n');
       while (nl >= 0) {
-        if (workUs > 0) spin(workUs);
-        socket.write(`${buffered.slice(0, nl)}\n`);
+        onLine(socket, buffered.slice(0, nl));
         buffered = buffered.slice(nl + 1);
         nl = buffered.indexOf('\n');
       }
@@ -94,24 +101,10 @@ async function serveRawSqlite(dir: string): Promise<number> {
     );
     for (const [socket, text] of bySocket) socket.write(text);
   };
-  const server = createServer({ noDelay: true }, (socket) => {
-    let buffered = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffered += chunk;
-      let nl = buffered.indexOf('\n');
-      while (nl >= 0) {
-        if (items.length === 0) setImmediate(flush);
-        items.push({ socket, cmd: JSON.parse(buffered.slice(0, nl)) as Item['cmd'] });
-        buffered = buffered.slice(nl + 1);
-        nl = buffered.indexOf('\n');
-      }
-    });
-    socket.on('error', () => undefined);
+  return serveLines((socket, line) => {
+    if (items.length === 0) setImmediate(flush);
+    items.push({ socket, cmd: JSON.parse(line) as Item['cmd'] });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return address !== null && typeof address === 'object' ? address.port : 0;
 }
 
 async function serveGateway(kind: string, dir: string): Promise<number> {
