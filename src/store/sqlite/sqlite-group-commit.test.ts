@@ -81,6 +81,52 @@ describe('SqliteGroupCommit', () => {
     expect(committed(other)).toEqual([1, 3]);
   });
 
+  it('runs a batch again with savepoints when one throws: each operation settles once, from the run that counted', async () => {
+    const { db, other, group } = setUp();
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    const count = db.prepare('SELECT COUNT(*) FROM t').pluck();
+    const runs: string[] = [];
+    const results = await Promise.allSettled([
+      group.write('first', () => {
+        runs.push('first');
+        insert.run(10);
+        return Number(count.get());
+      }),
+      group.write('failing', () => {
+        runs.push('failing');
+        insert.run(11);
+        throw new MusubiError('STORE_CONFLICT', 'revision moved');
+      }),
+      group.write('second', () => {
+        runs.push('second');
+        insert.run(12);
+        return Number(count.get());
+      }),
+    ]);
+    // The first run stopped at the throw and was rolled back; the second ran every operation.
+    expect(runs).toEqual(['first', 'failing', 'first', 'failing', 'second']);
+    expect(results).toMatchObject([
+      { status: 'fulfilled', value: 1 },
+      { status: 'rejected', reason: { code: 'STORE_CONFLICT' } },
+      { status: 'fulfilled', value: 2 },
+    ]);
+    expect(committed(other)).toEqual([10, 12]);
+  });
+
+  it('undoes a lone failing operation by rolling its transaction back', async () => {
+    const { db, other, group } = setUp();
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    const failing = (): Promise<unknown> =>
+      group.write('failing', () => {
+        insert.run(20);
+        throw new MusubiError('NOT_FOUND', 'gone');
+      });
+    await expectCode(failing, 'NOT_FOUND');
+    expect(db.inTransaction).toBe(false);
+    expect(await group.write('next', () => insert.run(21).changes)).toBe(1);
+    expect(committed(other)).toEqual([21]);
+  });
+
   it(`commits at most ${MAX_BATCH} operations per transaction, the rest on the next turn`, async () => {
     const { db, other, group } = setUp();
     const insert = db.prepare('INSERT INTO t (n) VALUES (?)');

@@ -19,9 +19,9 @@ interface PendingOperation {
 /**
  * Group commit for one SQLite connection. Writes issued while a batch is open are queued and run
  * together, in call order, in ONE transaction on the next turn of the event loop (setImmediate):
- * `BEGIN IMMEDIATE`, then each operation inside its own SAVEPOINT, then `COMMIT`. An operation that
- * throws (LEASE_EXPIRED, NOT_FOUND, STORE_CONFLICT, STORE_CORRUPT, a SQLite error) rolls back to its
- * savepoint and rejects only its own promise.
+ * `BEGIN IMMEDIATE`, the operations, then `COMMIT`. An operation that throws (LEASE_EXPIRED, NOT_FOUND,
+ * STORE_CONFLICT, STORE_CORRUPT, a SQLite error) is undone alone and rejects only its own promise: the
+ * batch then runs again with each operation inside its own SAVEPOINT (see #transaction).
  *
  * Contract: a promise settles only after its batch's COMMIT returned, so a resolved write is exactly
  * as durable as a lone transaction (see the fsync policy on SqliteStore). When BEGIN or COMMIT fails
@@ -137,20 +137,28 @@ export class SqliteGroupCommit {
     return this.#queue.splice(0, MAX_BATCH);
   }
 
-  /** Runs `batch` in one transaction; returns one outcome per operation that ran, in order. */
+  /**
+   * Runs `batch` in one transaction; returns one outcome per operation that ran, in order. The batch
+   * first runs without savepoints (four statements per operation saved); only when an operation throws
+   * is the transaction rolled back and the batch run again with a savepoint around each operation, so
+   * the failing one is undone alone. Operations may run twice that way: they only touch the database
+   * and caches that re-running fills in again, and their promises settle once, from the run that counted.
+   */
   #transaction(batch: PendingOperation[]): Outcome[] {
-    try {
-      this.#beforeBegin();
-      this.#begin.run();
-    } catch (err) {
-      return batch.map((op) => ({ error: storeFailure(err, op.operation) }));
+    if (!this.#tryBegin()) return this.#failAll(batch);
+    let outcomes = this.#runPlain(batch);
+    if (outcomes === null) {
+      if (this.#db.inTransaction) this.#rollback.run();
+      if (!this.#tryBegin()) return this.#failAll(batch);
+      outcomes = [];
+      for (const [i, op] of batch.entries()) {
+        const outcome = this.#inSavepoint(op);
+        outcomes.push(outcome);
+        if (!this.#db.inTransaction) return this.#abandoned(batch, outcomes, i);
+      }
     }
-    const outcomes: Outcome[] = [];
-    for (const [i, op] of batch.entries()) {
-      const outcome = this.#inSavepoint(op);
-      outcomes.push(outcome);
-      if (!this.#db.inTransaction) return this.#abandoned(batch, outcomes, i);
-    }
+    // A lone operation that failed was rolled back already: nothing is left to commit.
+    if (!this.#db.inTransaction) return outcomes;
     try {
       this.#commit.run();
     } catch (err) {
@@ -160,6 +168,42 @@ export class SqliteGroupCommit {
       );
     }
     this.#onCommitted(outcomes.filter((o) => 'settle' in o).length);
+    return outcomes;
+  }
+
+  /** Why the last {@link SqliteGroupCommit.#tryBegin} failed. */
+  #beginError: unknown;
+
+  #tryBegin(): boolean {
+    try {
+      this.#beforeBegin();
+      this.#begin.run();
+      return true;
+    } catch (err) {
+      this.#beginError = err;
+      return false;
+    }
+  }
+
+  #failAll(batch: PendingOperation[]): Outcome[] {
+    return batch.map((op) => ({ error: storeFailure(this.#beginError, op.operation) }));
+  }
+
+  /**
+   * Runs every operation of `batch` with no savepoints; null once one throws (the caller rolls back).
+   * A batch of one needs no savepoint at all: its failure is its own, and rolling back undoes just it.
+   */
+  #runPlain(batch: PendingOperation[]): Outcome[] | null {
+    const outcomes: Outcome[] = [];
+    for (const op of batch) {
+      try {
+        outcomes.push({ settle: op.run() });
+      } catch (err) {
+        if (batch.length > 1) return null;
+        if (this.#db.inTransaction) this.#rollback.run();
+        return [{ error: storeFailure(err, op.operation) }];
+      }
+    }
     return outcomes;
   }
 
