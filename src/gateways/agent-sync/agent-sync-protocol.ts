@@ -75,6 +75,8 @@ export class AgentSyncProtocol {
   readonly #liveness = new Liveness();
   readonly #listens: ListenScheduler;
   readonly #roundLog: RoundLog;
+  /** What every command's context shares (built once: a context is made per command). */
+  readonly #shared: Omit<CommandContext, 'deliver' | 'announce'>;
 
   private constructor(options: AgentSyncProtocolOptions) {
     this.#options = options;
@@ -94,6 +96,17 @@ export class AgentSyncProtocol {
       logger: this.#log,
       touch: (name) => this.#touch(name),
     });
+    this.#shared = {
+      team: this.#team,
+      mailboxes: this.#mailboxes,
+      liveness: this.#liveness,
+      roundLog: this.#roundLog,
+      clock,
+      staleAfterMs: options.staleAfterMs,
+      isWaiting: (name) => this.#listens.isWaiting(stringAddress(name).key),
+      touch: (name) => this.#touch(name),
+      attached: (name) => this.#attached(name),
+    };
   }
 
   /**
@@ -179,10 +192,11 @@ export class AgentSyncProtocol {
       return reply(errorReply(err instanceof Error ? err.message : String(err)));
     } finally {
       // Parked listens are served once the command that enqueued has finished its state change.
-      const seen = new Set<string>();
+      const seen = touched.length > 1 ? new Set<string>() : undefined;
       for (const address of touched) {
-        if (seen.has(address.key)) continue;
-        seen.add(address.key);
+        if (seen?.has(address.key) === true) continue;
+        seen?.add(address.key);
+        if (!this.#listens.isWaiting(address.key)) continue; // nothing parked there: nothing to serve
         await this.#listens
           .serve(address)
           .catch((err: unknown) => this.#log.error({ err }, 'serving listens failed'));
@@ -190,6 +204,7 @@ export class AgentSyncProtocol {
     }
   }
 
+  /** A command's context: the shared collaborators, plus delivery that records what it touched. */
   #context(touched: MailboxAddress[]): CommandContext {
     const deliver = async (
       targets: readonly MailboxAddress[],
@@ -201,16 +216,17 @@ export class AgentSyncProtocol {
         touched.push(target);
       }
     };
+    const shared = this.#shared;
     return {
-      team: this.#team,
-      mailboxes: this.#mailboxes,
-      liveness: this.#liveness,
-      roundLog: this.#roundLog,
-      clock: this.#options.clock,
-      staleAfterMs: this.#options.staleAfterMs,
-      isWaiting: (name) => this.#listens.isWaiting(stringAddress(name).key),
-      touch: (name) => this.#touch(name),
-      attached: (name) => this.#attached(name),
+      team: shared.team,
+      mailboxes: shared.mailboxes,
+      liveness: shared.liveness,
+      roundLog: shared.roundLog,
+      clock: shared.clock,
+      staleAfterMs: shared.staleAfterMs,
+      isWaiting: shared.isWaiting,
+      touch: shared.touch,
+      attached: shared.attached,
       deliver,
       announce: (change) => this.#announce(change, deliver),
     };

@@ -1,18 +1,7 @@
 interface Request {
   /** Null: exclusive (conflicts with everything). Otherwise the mailbox keys it needs alone. */
-  readonly keys: ReadonlySet<string> | null;
+  readonly keys: readonly string[] | null;
   readonly start: () => void;
-}
-
-function conflicts(a: Request, b: Request): boolean {
-  if (a.keys === null || b.keys === null) return true;
-  for (const key of a.keys) if (b.keys.has(key)) return true;
-  return false;
-}
-
-function conflictsWithAny(requests: Iterable<Request>, request: Request): boolean {
-  for (const other of requests) if (conflicts(other, request)) return true;
-  return false;
 }
 
 /**
@@ -20,10 +9,16 @@ function conflictsWithAny(requests: Iterable<Request>, request: Request): boolea
  * (so the store can commit their writes together). A state command runs alone; a mailbox command runs
  * alongside others that touch different mailboxes. Conflicting requests run in the order they were made,
  * and a request is queued synchronously by the call: whatever is requested later, and conflicts, runs later.
+ *
+ * What runs is kept as counts (per mailbox key, and of state commands), so checking a request against
+ * everything running costs one map lookup per key, however many commands are in flight.
  */
 export class CommandLocks {
   readonly #waiting: Request[] = [];
-  readonly #running = new Set<Request>();
+  /** Running mailbox commands per key (a command names each key once). */
+  readonly #runningKeys = new Map<string, number>();
+  #runningCount = 0;
+  #isExclusiveRunning = false;
 
   /** Runs `task` with nothing else running (commands that read or change the round state). */
   exclusive<T>(task: () => Promise<T>): Promise<T> {
@@ -32,15 +27,15 @@ export class CommandLocks {
 
   /** Runs `task` once no running or earlier request touches any of `keys` and no state command runs. */
   mailboxes<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
-    return this.#run(new Set(keys), task);
+    return this.#run(keys.length > 1 ? [...new Set(keys)] : keys, task);
   }
 
-  #run<T>(keys: ReadonlySet<string> | null, task: () => Promise<T>): Promise<T> {
+  #run<T>(keys: readonly string[] | null, task: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const request: Request = {
         keys,
         start: () => {
-          this.#running.add(request);
+          this.#enter(keys);
           let running: Promise<T>;
           try {
             running = task();
@@ -48,26 +43,56 @@ export class CommandLocks {
             running = Promise.reject(err instanceof Error ? err : new Error(String(err)));
           }
           running.then(resolve, reject).finally(() => {
-            this.#running.delete(request);
+            this.#leave(keys);
             this.#dispatch();
           });
         },
       };
-      this.#waiting.push(request);
-      this.#dispatch();
+      // Nothing waits and nothing running conflicts: start now, skipping the queue.
+      if (this.#waiting.length === 0 && !this.#isBlocked(request)) request.start();
+      else {
+        this.#waiting.push(request);
+        this.#dispatch();
+      }
     });
+  }
+
+  #enter(keys: readonly string[] | null): void {
+    this.#runningCount++;
+    if (keys === null) this.#isExclusiveRunning = true;
+    else for (const key of keys) this.#runningKeys.set(key, (this.#runningKeys.get(key) ?? 0) + 1);
+  }
+
+  #leave(keys: readonly string[] | null): void {
+    this.#runningCount--;
+    if (keys === null) this.#isExclusiveRunning = false;
+    else {
+      for (const key of keys) {
+        const left = (this.#runningKeys.get(key) ?? 1) - 1;
+        if (left === 0) this.#runningKeys.delete(key);
+        else this.#runningKeys.set(key, left);
+      }
+    }
+  }
+
+  /** Whether `request` conflicts with something running. */
+  #isBlocked(request: Request): boolean {
+    if (this.#isExclusiveRunning) return true;
+    if (request.keys === null) return this.#runningCount > 0;
+    for (const key of request.keys) if (this.#runningKeys.has(key)) return true;
+    return false;
   }
 
   /** Starts, in order, every waiting request that conflicts with nothing running or waiting before it. */
   #dispatch(): void {
-    const skipped: Request[] = [];
+    const skippedKeys = new Set<string>();
     for (let i = 0; i < this.#waiting.length;) {
       const request = this.#waiting[i];
       if (request === undefined) break;
-      const isBlocked = conflictsWithAny(this.#running, request) || conflictsWithAny(skipped, request);
-      if (isBlocked) {
-        skipped.push(request);
-        if (request.keys === null) break; // nothing may pass a waiting state command
+      const keys = request.keys;
+      if (this.#isBlocked(request) || (keys === null ? i > 0 : keys.some((k) => skippedKeys.has(k)))) {
+        if (keys === null) break; // nothing may pass a waiting state command
+        for (const key of keys) skippedKeys.add(key);
         i++;
         continue;
       }
