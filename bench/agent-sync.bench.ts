@@ -168,16 +168,36 @@ function pinSelf(cpus: string): void {
   spawnSync('taskset', ['-a', '-pc', cpus, String(process.pid)], { stdio: 'ignore' });
 }
 
-function startChild(kind: string, dir: string, isPinned = false): Promise<Child> {
-  const args = [
-    ...profileArgs(kind),
-    '--import',
-    'tsx',
-    fileURLToPath(import.meta.url),
-    '--serve',
-    kind,
-    dir,
-  ];
+/**
+ * The servers run from a bundle of this file built the way `npm run build` builds musubi (tsup, esbuild,
+ * no `keepNames`), so they measure the code users run: under tsx every function created at run time is
+ * also wrapped by esbuild's `__name` helper, which alone cost about a tenth of the gateway's CPU.
+ */
+let serverBundle: Promise<string> | undefined;
+function bundledServer(): Promise<string> {
+  serverBundle ??= (async () => {
+    const { build } = await import('tsup');
+    const outDir = join(here, '..', '.tmp', 'bench-agent-sync');
+    await build({
+      entry: { server: fileURLToPath(import.meta.url) },
+      outDir,
+      format: ['esm'],
+      platform: 'node',
+      target: 'node20',
+      splitting: false,
+      sourcemap: false,
+      dts: false,
+      silent: true,
+      config: false,
+      skipNodeModulesBundle: true,
+    });
+    return join(outDir, 'server.js');
+  })();
+  return serverBundle;
+}
+
+async function startChild(kind: string, dir: string, isPinned = false): Promise<Child> {
+  const args = [...profileArgs(kind), await bundledServer(), '--serve', kind, dir];
   const child = spawn(
     isPinned ? 'taskset' : process.execPath,
     isPinned ? ['-c', SERVER_CPU, process.execPath, ...args] : args,
@@ -338,7 +358,30 @@ async function idleListeners(): Promise<BenchRow> {
   };
 }
 
+/** `AGENT_SYNC_QUICK=1`: echo, SQLite and memory, pinned when it can, printed only (for iterating on the hot path). */
+async function quick(): Promise<void> {
+  if (canPin) pinSelf(CLIENT_CPU);
+  const rows = [];
+  for (const [kind, label] of [
+    ['echo', 'bare Node NDJSON echo'],
+    ['sqlite', 'agent-sync gateway, SQLite store'],
+    ['memory', 'agent-sync gateway, memory store'],
+  ] as const) {
+    rows.push(await pairs(kind, label, canPin));
+  }
+  const echo = rows[0];
+  printTable(
+    `quick: send + listen pairs${canPin ? ', pinned' : ''}`,
+    rows.map(({ pairsPerS, p99, ...row }) => ({
+      ...row,
+      'p99 / echo p99': p99 / (echo?.p99 ?? Number.NaN),
+      ratio: pairsPerS / (echo?.pairsPerS ?? Number.NaN),
+    })),
+  );
+}
+
 async function main(): Promise<void> {
+  if (process.env.AGENT_SYNC_QUICK === '1') return quick();
   // Echo runs first and last; the better of the two is the reference (the machine may be shared).
   const echoBefore = await pairs('echo', 'bare Node NDJSON echo');
   const sqlite = await pairs('sqlite', 'agent-sync gateway, SQLite store');
