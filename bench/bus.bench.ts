@@ -1,11 +1,21 @@
-// send -> receive -> ack throughput and latency for every store, against a raw better-sqlite3 baseline
-// (insert, then select + delete, one transaction each) in the same run: one sequential producer with 1
-// and 32 consumers, then 16 concurrent producers (each awaiting its own sends) with 32 consumers, which
-// is where the SQLite store's group commit can put many operations in one transaction. The store rows
-// call the Store port directly (append, claim, ack, each awaited), without the bus, so they compare
-// with the raw baseline. Plus the in-process wake-up latency of a waiting receive.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// send -> receive -> ack throughput and latency for every store, against two raw better-sqlite3
+// baselines in the same run: one sequential producer with 1 and 32 consumers, then 16 concurrent
+// producers (each awaiting its own sends) with 32 consumers, which is where the SQLite store's group
+// commit can put many operations in one transaction. The store rows call the Store port directly
+// (append, claim, ack, each awaited), without the bus. Plus the in-process wake-up latency of a waiting
+// receive. A full run rewrites the section "## Bus and stores: latest run" of bench/RESULTS.md.
+//
+// Baselines: "one at a time" inserts, then selects + deletes, one transaction each, one message at a
+// time (what the sequential-producer rows compare with); "same state changes, batched" does per message
+// the rows musubi's SQLite store writes for append, claim and ack (a message row, its lease, its delete,
+// and one event row each) with the store's group commit (the operations of one event-loop turn in one
+// transaction, each answered after the commit), 16 producer loops x 32 consumer loops (what the 16 x 32
+// rows compare with).
+//
+// BUS_BENCH_ONLY=sqlite16 runs just the batched baseline and the sqlite (bus) 16 x 32 row, and writes
+// nothing to RESULTS.md.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createBus } from '../src/bus/bus.js';
@@ -16,7 +26,17 @@ import { createSilentLogger } from '../src/core/logger.js';
 import { MemoryStore } from '../src/store/memory/memory-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
-import { percentile, printTable, trackPeakRss, type BenchRow } from './bench-kit.js';
+import {
+  machineLine,
+  percentile,
+  printTable,
+  trackPeakRss,
+  writeResultsSection,
+  type BenchRow,
+} from './bench-kit.js';
+
+const ONE_AT_A_TIME = 'baseline: raw better-sqlite3, one at a time';
+const BATCHED = 'baseline: raw better-sqlite3, same state changes, batched';
 
 const clock = createSystemClock();
 const dir = mkdtempSync(join(tmpdir(), 'musubi-bench-'));
@@ -161,7 +181,7 @@ function rawSqliteBaseline(count: number): BenchRow {
   const seconds = (performance.now() - started) / 1000;
   db.close();
   return {
-    implementation: 'baseline: raw better-sqlite3',
+    implementation: ONE_AT_A_TIME,
     producers: 1,
     consumers: 1,
     messages: count,
@@ -169,6 +189,163 @@ function rawSqliteBaseline(count: number): BenchRow {
     'p50 ms': percentile(latencies, 50),
     'p99 ms': percentile(latencies, 99),
     'peak RSS MB': rss.stop() / 2 ** 20,
+    'claims/msg': 1,
+    'ops/commit': 1,
+  };
+}
+
+/**
+ * The state changes musubi's SQLite store makes per message for append, claim and ack, with its group
+ * commit, and nothing more: a minimal queue on bare better-sqlite3 (WAL, synchronous=NORMAL).
+ * - send: one event row (`message.sent`, with the body) and one message row whose seq is the event's
+ *   cursor, holding the message as JSON;
+ * - claim: the oldest unleased message of the mailbox (a partial index on unleased rows) gets a lease
+ *   (`lease_until`, `attempt + 1`), plus a `message.claimed` event row;
+ * - ack: the leased row is deleted (guarded by seq, attempt and a live lease), plus a `message.acked`
+ *   event row.
+ * Every operation issued in one event-loop turn joins one batch, run on setImmediate in one
+ * `BEGIN IMMEDIATE` ... `COMMIT`; each awaited operation is answered after its batch committed.
+ * `producers` loops each await their own sends; `consumers` loops wait on an in-process waiter list
+ * while no committed message is left unclaimed (a send's commit wakes one), then claim and ack.
+ */
+async function rawBatchedBaseline(count: number, producers: number, consumers: number): Promise<BenchRow> {
+  const db = new Database(join(dir, 'baseline-batched.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(`
+    CREATE TABLE messages (
+      seq INTEGER PRIMARY KEY,
+      mailbox TEXT NOT NULL,
+      id TEXT NOT NULL,
+      body TEXT NOT NULL,
+      attempt INTEGER NOT NULL DEFAULT 0,
+      lease_until INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX messages_unleased ON messages (mailbox, seq) WHERE lease_until = 0;
+    CREATE TABLE events (cursor INTEGER PRIMARY KEY, at INTEGER NOT NULL, event TEXT NOT NULL);
+  `);
+  const insertEvent = db.prepare<[number, string]>('INSERT INTO events (at, event) VALUES (?, ?)');
+  const insertMessage = db.prepare<[number, string, string, string]>(
+    'INSERT INTO messages (seq, mailbox, id, body) VALUES (?, ?, ?, ?)',
+  );
+  const claimNext = db.prepare<[number, string], { seq: number; id: string; attempt: number; body: string }>(
+    'UPDATE messages SET lease_until = ?, attempt = attempt + 1 WHERE seq = ' +
+      '(SELECT seq FROM messages WHERE mailbox = ? AND lease_until = 0 ORDER BY seq LIMIT 1) ' +
+      'RETURNING seq, id, attempt, body',
+  );
+  const deleteLeased = db.prepare<[number, number, number]>(
+    'DELETE FROM messages WHERE seq = ? AND attempt = ? AND lease_until > ?',
+  );
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  const mailbox = 'bench';
+  const body = 'x'.repeat(100);
+
+  const send = (id: string): void => {
+    const now = Date.now();
+    const event = { type: 'message.sent', mailbox, messageId: id, from: 'bench', messageType: 'load' };
+    const sent = JSON.stringify({ ...event, priority: 'normal', body });
+    const seq = Number(insertEvent.run(now, sent).lastInsertRowid);
+    const message = { id, from: 'bench', to: mailbox, type: 'load', priority: 'normal', headers: {} };
+    insertMessage.run(seq, mailbox, id, JSON.stringify({ ...message, body, createdAt: now, attempt: 0 }));
+  };
+  const claim = (): { seq: number; id: string; attempt: number } => {
+    const now = Date.now();
+    const leaseUntil = now + 30_000;
+    const row = claimNext.get(leaseUntil, mailbox);
+    if (row === undefined) throw new Error('raw baseline: a reserved message was not there');
+    const { seq, id, attempt } = row;
+    const claimed = { type: 'message.claimed', mailbox, messageId: id, attempt, leaseUntil };
+    insertEvent.run(now, JSON.stringify(claimed));
+    return { seq, id, attempt };
+  };
+  const ack = (seq: number, id: string, attempt: number): void => {
+    const now = Date.now();
+    if (deleteLeased.run(seq, attempt, now).changes !== 1) throw new Error('raw baseline: lease lost');
+    insertEvent.run(now, JSON.stringify({ type: 'message.acked', mailbox, messageId: id }));
+  };
+
+  // Group commit: what is queued during one turn runs in one transaction on the next (setImmediate).
+  interface Operation {
+    readonly run: () => unknown;
+    readonly resolve: (value: unknown) => void;
+    readonly reject: (err: unknown) => void;
+  }
+  let queue: Operation[] = [];
+  let commits = 0;
+  let operations = 0;
+  const flush = (): void => {
+    const batch = queue;
+    queue = [];
+    let results: unknown[];
+    try {
+      begin.run();
+      results = batch.map((op) => op.run());
+      commit.run();
+    } catch (err) {
+      if (db.inTransaction) rollback.run();
+      for (const op of batch) op.reject(err);
+      return;
+    }
+    commits++;
+    operations += batch.length;
+    batch.forEach((op, i) => op.resolve(results[i]));
+  };
+  const write = <T>(run: () => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (queue.length === 0) setImmediate(flush);
+      queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+    });
+
+  // Committed messages nobody has claimed yet; consumers park while there are none.
+  let unclaimed = 0;
+  let claimed = 0;
+  const waiters: (() => void)[] = [];
+  const sentAt = new Map<string, number>();
+  const latencies: number[] = [];
+  const rss = trackPeakRss();
+  const started = performance.now();
+  const produce = async (p: number): Promise<void> => {
+    for (let i = p; i < count; i += producers) {
+      const id = `m${i}`;
+      sentAt.set(id, performance.now());
+      await write(() => send(id));
+      unclaimed++;
+      waiters.shift()?.();
+    }
+  };
+  const consume = async (): Promise<void> => {
+    while (claimed < count) {
+      if (unclaimed === 0) {
+        await new Promise<void>((wake) => waiters.push(wake));
+        continue;
+      }
+      unclaimed--;
+      // The last message is spoken for: let the parked consumers go.
+      if (++claimed === count) for (const wake of waiters.splice(0)) wake();
+      const { seq, id, attempt } = await write(claim);
+      await write(() => ack(seq, id, attempt));
+      latencies.push(performance.now() - (sentAt.get(id) ?? Number.NaN));
+    }
+  };
+  const consuming = Array.from({ length: consumers }, consume);
+  await Promise.all(Array.from({ length: producers }, (_, p) => produce(p)));
+  await Promise.all(consuming);
+  const seconds = (performance.now() - started) / 1000;
+  const peak = rss.stop();
+  db.close();
+  return {
+    implementation: `${BATCHED} (${producers} x ${consumers})`,
+    producers,
+    consumers,
+    messages: count,
+    'msgs/s': count / seconds,
+    'p50 ms': percentile(latencies, 50),
+    'p99 ms': percentile(latencies, 99),
+    'peak RSS MB': peak / 2 ** 20,
+    'claims/msg': 1,
+    'ops/commit': operations / commits,
   };
 }
 
@@ -196,25 +373,175 @@ async function wakeUp(name: string, rounds: number): Promise<BenchRow> {
   };
 }
 
-try {
-  const rows: BenchRow[] = [rawSqliteBaseline(20_000)];
+/** The msgs/s of a throughput row. */
+function rate(row: BenchRow): number {
+  const value = row['msgs/s'];
+  return typeof value === 'number' ? value : Number.NaN;
+}
+
+/** `row` with a `ratio` of its msgs/s to the baseline's. */
+function against(row: BenchRow, baseline: BenchRow): BenchRow {
+  return { ...row, ratio: rate(row) / rate(baseline) };
+}
+
+const COLUMNS = [
+  'implementation',
+  'producers',
+  'consumers',
+  'messages',
+  'msgs/s',
+  'p50 ms',
+  'p99 ms',
+  'peak RSS MB',
+  'claims/msg',
+  'ops/commit',
+  'ratio',
+] as const;
+
+/** Every row with the same columns in the same order (blank where a row has none). */
+function inColumns(rows: readonly BenchRow[]): BenchRow[] {
+  return rows.map((row) => {
+    const out: Record<string, string | number> = {};
+    for (const column of COLUMNS) out[column] = row[column] ?? '';
+    return { ...out, implementation: row.implementation };
+  });
+}
+
+/** Collects garbage between rows (with --expose-gc), so one row's garbage is not the next row's pause. */
+function collect(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+async function measure<T>(run: () => T | Promise<T>): Promise<T> {
+  collect();
+  return run();
+}
+
+const LATEST = '## Bus and stores: latest run';
+const TARGET_16X32 = 3 * 26_910;
+const TARGET_SEQUENTIAL = 2 * 9_600;
+
+/**
+ * Writes `section` as "## Bus and stores: latest run" in bench/RESULTS.md; the first time, the empty
+ * heading goes right after the hand-written "## Bus and stores" section so the two stay together.
+ */
+function writeLatestRun(section: string): void {
+  const file = new URL('RESULTS.md', import.meta.url);
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    text = '';
+  }
+  const prose = text.indexOf('## Bus and stores\n');
+  if (!text.includes(LATEST) && prose >= 0) {
+    const next = text.indexOf('\n## ', prose + 1);
+    if (next >= 0) writeFileSync(file, `${text.slice(0, next + 1)}${LATEST}\n\n${text.slice(next + 1)}`);
+  }
+  writeResultsSection(LATEST, section);
+}
+
+function verdict(isMet: boolean): string {
+  return isMet ? 'met' : 'not met';
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+async function fullRun(): Promise<void> {
+  const t0 = performance.now();
+  const loadBefore = loadavg()[0] ?? Number.NaN;
+  const oneAtATime = await measure(() => rawSqliteBaseline(20_000));
+  const rows: BenchRow[] = [oneAtATime];
+  const sequential: BenchRow[] = [];
   for (const shape of [
     { producers: 1, consumers: 1 },
     { producers: 1, consumers: 32 },
-    { producers: 16, consumers: 32 },
   ]) {
-    rows.push(await throughput('memory', 50_000, shape));
-    rows.push(await throughput('sqlite', 20_000, shape));
+    rows.push(await measure(() => throughput('memory', 50_000, shape)));
+    const row = against(await measure(() => throughput('sqlite', 20_000, shape)), oneAtATime);
+    sequential.push(row);
+    rows.push(row);
   }
+  const batched = await measure(() => rawBatchedBaseline(20_000, 16, 32));
+  rows.push(batched);
+  rows.push(await measure(() => throughput('memory', 50_000, { producers: 16, consumers: 32 })));
+  const concurrent = against(
+    await measure(() => throughput('sqlite', 20_000, { producers: 16, consumers: 32 })),
+    batched,
+  );
+  rows.push(concurrent);
   for (const workers of [1, 16]) {
-    rows.push(await storeOnly('memory', 50_000, workers));
-    rows.push(await storeOnly('sqlite', 20_000, workers));
+    rows.push(await measure(() => storeOnly('memory', 50_000, workers)));
+    const row = await measure(() => storeOnly('sqlite', 20_000, workers));
+    rows.push(against(row, workers === 1 ? oneAtATime : batched));
   }
-  printTable('send -> receive -> ack (one process, WAL, synchronous=NORMAL)', rows);
-  printTable('bus: in-process receive wake-up (send -> waiting receive resolves)', [
-    await wakeUp('memory', 2_000),
-    await wakeUp('sqlite', 2_000),
+  const throughputTable = printTable(
+    'send -> receive -> ack (one process, WAL, synchronous=NORMAL)',
+    inColumns(rows.map((row) => (row === oneAtATime || row === batched ? { ...row, ratio: 1 } : row))),
+  );
+  const wakeTable = printTable('bus: in-process receive wake-up (send -> waiting receive resolves)', [
+    await measure(() => wakeUp('memory', 2_000)),
+    await measure(() => wakeUp('sqlite', 2_000)),
   ]);
+  const seconds = (performance.now() - t0) / 1000;
+  const loadAfter = loadavg()[0] ?? Number.NaN;
+  const ratio16 = rate(concurrent) / rate(batched);
+  const status = [
+    `- sqlite (bus) 16 × 32: ${fmt(rate(concurrent))} msgs/s, ${ratio16.toFixed(2)} of the batched raw ` +
+      `baseline (${fmt(rate(batched))} msgs/s): >= 0.5 ${verdict(ratio16 >= 0.5)}; >= ${fmt(TARGET_16X32)} ` +
+      `msgs/s ${verdict(rate(concurrent) >= TARGET_16X32)}.`,
+    ...sequential.map(
+      (row) =>
+        `- sqlite (bus) ${String(row.producers)} × ${String(row.consumers)}: ${fmt(rate(row))} msgs/s, ` +
+        `${(rate(row) / rate(oneAtATime)).toFixed(2)} of the one-at-a-time raw baseline ` +
+        `(${fmt(rate(oneAtATime))} msgs/s): >= ${fmt(TARGET_SEQUENTIAL)} msgs/s ` +
+        `${verdict(rate(row) >= TARGET_SEQUENTIAL)}.`,
+    ),
+  ];
+  const section = [
+    LATEST,
+    '',
+    'Written by every full run of `npx tsx --expose-gc bench/bus.bench.ts` (the section above is the',
+    'hand-written account). Rows as there, plus a second raw baseline, **raw better-sqlite3, same state',
+    "changes, batched**: per message the rows musubi's SQLite store writes for append, claim and ack (a",
+    'message row whose seq is its event cursor; a lease on the oldest unleased row of the mailbox through a',
+    'partial index; a guarded delete; one event row for each of the three), with the same group commit (the',
+    'operations of one event-loop turn in one `BEGIN IMMEDIATE` transaction on setImmediate, each answered',
+    'after the commit), 16 producer loops and 32 consumer loops that park on an in-process waiter list while',
+    'nothing committed is left to claim. `ratio` is msgs/s against the one-at-a-time baseline for the rows',
+    'with one producer (or worker), against the batched baseline for the rows with 16.',
+    '',
+    `Targets (issue #20): sqlite (bus) 16 × 32 >= 0.5 of the batched raw baseline, and >= 3 × 26,910 =`,
+    `${fmt(TARGET_16X32)} msgs/s on a quiet machine; a sequential producer through the bus on SQLite >= 2 ×`,
+    `~9,600 = ${fmt(TARGET_SEQUENTIAL)} msgs/s.`,
+    '',
+    `Last run: ${machineLine()} · load average ${loadBefore.toFixed(1)} at the start, ` +
+      `${loadAfter.toFixed(1)} at the end · ${seconds.toFixed(0)} s in all`,
+    '',
+    throughputTable,
+    wakeTable,
+    ...status,
+  ].join('\n');
+  writeLatestRun(section);
+}
+
+/** BUS_BENCH_ONLY=sqlite16: the batched baseline and the sqlite (bus) 16 x 32 row, nothing written. */
+async function sqlite16(): Promise<void> {
+  const batched = await measure(() => rawBatchedBaseline(20_000, 16, 32));
+  const concurrent = await measure(() => throughput('sqlite', 20_000, { producers: 16, consumers: 32 }));
+  printTable(
+    'send -> receive -> ack, 16 producers x 32 consumers (one process, WAL, synchronous=NORMAL)',
+    inColumns([{ ...batched, ratio: 1 }, against(concurrent, batched)]),
+  );
+}
+
+try {
+  const only = process.env['BUS_BENCH_ONLY'];
+  if (only === undefined || only === '') await fullRun();
+  else if (only === 'sqlite16') await sqlite16();
+  else throw new Error(`BUS_BENCH_ONLY=${only}: known values are sqlite16`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
