@@ -2,12 +2,21 @@
 // echo server in the same run (each server in its own child process, so its peak RSS is its own), and
 // the extra RSS of 1,000 idle listens. Run: npx tsx bench/agent-sync.bench.ts
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machineLine, percentile, printTable, writeResultsSection, type BenchRow } from './bench-kit.js';
+import {
+  LineConnection,
+  machineLine,
+  percentile,
+  printTable,
+  processCpuMs,
+  processMemoryMiB,
+  writeResultsSection,
+  type BenchRow,
+} from './bench-kit.js';
 
 const CONNECTIONS = 32;
 const WARMUP_MS = 1_000;
@@ -217,60 +226,6 @@ async function startChild(kind: string, dir: string, isPinned = false): Promise<
   });
 }
 
-/** CPU time (user + system) a process has used so far, in ms (Linux /proc). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  const ticks = Number(fields[11] ?? Number.NaN) + Number(fields[12] ?? Number.NaN);
-  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
-}
-
-/** VmHWM (peak) or VmRSS of a process, in MiB (Linux /proc). */
-function memoryMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
-  return kb / 1024;
-}
-
-/** A connection that sends lines and resolves replies in order. */
-class Conn {
-  readonly #socket: Socket;
-  readonly #waiting: Array<(line: string) => void> = [];
-  #buffer = '';
-
-  constructor(socket: Socket) {
-    this.#socket = socket;
-    socket.setNoDelay(true);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      this.#buffer += chunk;
-      let nl = this.#buffer.indexOf('\n');
-      while (nl >= 0) {
-        this.#waiting.shift()?.(this.#buffer.slice(0, nl));
-        this.#buffer = this.#buffer.slice(nl + 1);
-        nl = this.#buffer.indexOf('\n');
-      }
-    });
-  }
-
-  static open(port: number): Promise<Conn> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port }, () => resolve(new Conn(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  request(line: string): Promise<string> {
-    return new Promise((resolve) => {
-      this.#waiting.push(resolve);
-      this.#socket.write(`${line}\n`);
-    });
-  }
-
-  close(): void {
-    this.#socket.destroy();
-  }
-}
-
 async function pairs(
   kind: string,
   label: string,
@@ -278,7 +233,7 @@ async function pairs(
 ): Promise<BenchRow & { pairsPerS: number; p99: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'musubi-agent-sync-bench-'));
   const { child, port } = await startChild(kind, dir, isPinned);
-  const conns = await Promise.all(agents.map(() => Conn.open(port)));
+  const conns = await Promise.all(agents.map(() => LineConnection.open(port)));
   const latencies: number[] = [];
   let isMeasuring = false;
   let count = 0;
@@ -286,7 +241,7 @@ async function pairs(
   let cpuAtStart = 0;
   setTimeout(() => {
     isMeasuring = true;
-    cpuAtStart = cpuMs(child.pid ?? 0);
+    cpuAtStart = processCpuMs(child.pid ?? 0);
   }, WARMUP_MS);
   await Promise.all(
     conns.map(async (conn, i) => {
@@ -306,8 +261,8 @@ async function pairs(
       }
     }),
   );
-  const serverCpuMs = cpuMs(child.pid ?? 0) - cpuAtStart;
-  const peak = memoryMiB(child.pid ?? 0, 'VmHWM');
+  const serverCpuMs = processCpuMs(child.pid ?? 0) - cpuAtStart;
+  const peak = processMemoryMiB(child.pid ?? 0, 'VmHWM');
   for (const conn of conns) conn.close();
   child.stdin?.end();
   await new Promise((resolve) => child.once('exit', resolve));
@@ -330,13 +285,13 @@ async function pairs(
 async function idleListeners(): Promise<BenchRow> {
   const dir = mkdtempSync(join(tmpdir(), 'musubi-agent-sync-bench-'));
   const { child, port } = await startChild('sqlite', dir);
-  const warm = await Conn.open(port);
+  const warm = await LineConnection.open(port);
   for (let i = 0; i < 200; i++) await warm.request('{"cmd": "peek", "agent": "bench-00"}');
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const before = memoryMiB(child.pid ?? 0, 'VmRSS');
-  const idle: Conn[] = [];
+  const before = processMemoryMiB(child.pid ?? 0, 'VmRSS');
+  const idle: LineConnection[] = [];
   for (let i = 0; i < IDLE_LISTENERS; i += 100) {
-    const batch = await Promise.all(Array.from({ length: 100 }, () => Conn.open(port)));
+    const batch = await Promise.all(Array.from({ length: 100 }, () => LineConnection.open(port)));
     batch.forEach(
       (conn, k) => void conn.request(`{"cmd": "listen", "agent": "idle-${i + k}", "timeout": null}`),
     );
@@ -344,7 +299,7 @@ async function idleListeners(): Promise<BenchRow> {
   }
   await warm.request('{"cmd": "status"}');
   await new Promise((resolve) => setTimeout(resolve, 3_000)); // let the foreign-mail checks run a few times
-  const after = memoryMiB(child.pid ?? 0, 'VmRSS');
+  const after = processMemoryMiB(child.pid ?? 0, 'VmRSS');
   for (const conn of [warm, ...idle]) conn.close();
   child.stdin?.end();
   await new Promise((resolve) => child.once('exit', resolve));

@@ -1,7 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createBus } from '../src/bus/bus.js';
+import type { Bus } from '../src/bus/bus.types.js';
+import type { Clock } from '../src/core/clock.js';
+import { createIdGenerator } from '../src/core/ids.js';
+import { createSilentLogger } from '../src/core/logger.js';
+import type { Store } from '../src/store/store.js';
 
 /** One row of a benchmark table. */
 export interface BenchRow {
@@ -79,4 +86,68 @@ export function writeResultsSection(heading: string, section: string): void {
     text = `${text.slice(0, start)}${section}${next < 0 ? '' : `\n${text.slice(next + 1)}`}`;
   }
   writeFileSync(file, `${text.trimEnd()}\n`);
+}
+
+/** A bus on `store` with the settings every bench uses: 30 s leases, the default retry, no logging. */
+export function benchBus(store: Store, clock: Clock): Bus {
+  return createBus({
+    store,
+    clock,
+    ids: createIdGenerator(clock),
+    logger: createSilentLogger(),
+    config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
+  });
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc; USER_HZ is 100). */
+export function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11] ?? Number.NaN) + Number(fields[12] ?? Number.NaN)) * 10;
+}
+
+/** VmHWM (peak) or VmRSS of a process, in MiB (Linux /proc). */
+export function processMemoryMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
+/** A TCP connection on 127.0.0.1 that sends lines and resolves their replies in order. */
+export class LineConnection {
+  readonly #socket: Socket;
+  readonly #waiting: Array<(line: string) => void> = [];
+  #buffer = '';
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    socket.setNoDelay(true);
+    socket.setEncoding('utf8');
+    socket.on('error', () => undefined); // a reset while closing hundreds of sockets at once is expected
+    socket.on('data', (chunk: string) => {
+      this.#buffer += chunk;
+      let nl = this.#buffer.indexOf('\n');
+      while (nl >= 0) {
+        this.#waiting.shift()?.(this.#buffer.slice(0, nl));
+        this.#buffer = this.#buffer.slice(nl + 1);
+        nl = this.#buffer.indexOf('\n');
+      }
+    });
+  }
+
+  static open(port: number): Promise<LineConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port }, () => resolve(new LineConnection(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  request(line: string): Promise<string> {
+    return new Promise((resolve) => {
+      this.#waiting.push(resolve);
+      this.#socket.write(`${line}\n`);
+    });
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
 }

@@ -18,15 +18,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { createBus } from '../src/bus/bus.js';
-import type { Bus } from '../src/bus/bus.types.js';
 import { createSystemClock } from '../src/core/clock.js';
-import { createIdGenerator } from '../src/core/ids.js';
-import { createSilentLogger } from '../src/core/logger.js';
 import { MemoryStore } from '../src/store/memory/memory-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
 import {
+  benchBus,
   machineLine,
   percentile,
   printTable,
@@ -47,16 +44,6 @@ const stores: Record<string, () => Store> = {
   sqlite: () => SqliteStore.open({ path: join(dir, `bus-${fileNo++}.db`), clock }),
 };
 
-function makeBus(store: Store): Bus {
-  return createBus({
-    store,
-    clock,
-    ids: createIdGenerator(clock),
-    logger: createSilentLogger(),
-    config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
-  });
-}
-
 async function throughput(
   name: string,
   count: number,
@@ -71,7 +58,7 @@ async function throughput(
     claims++;
     return claim(mailbox, claimOptions);
   };
-  const bus = makeBus(store);
+  const bus = benchBus(store, clock);
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
   const rss = trackPeakRss();
@@ -351,7 +338,7 @@ async function rawBatchedBaseline(count: number, producers: number, consumers: n
 
 async function wakeUp(name: string, rounds: number): Promise<BenchRow> {
   const store = stores[name]!();
-  const bus = makeBus(store);
+  const bus = benchBus(store, clock);
   const samples: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const pending = bus.receive('wake', { timeoutMs: 5_000 });

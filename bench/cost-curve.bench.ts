@@ -7,19 +7,26 @@
 // Run: npm run bench -- cost-curve   (COST_CURVE_QUICK=1 runs tiny sizes and writes neither file)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createBus } from '../src/bus/bus.js';
-import type { Bus } from '../src/bus/bus.types.js';
 import { createSystemClock } from '../src/core/clock.js';
 import type { Envelope } from '../src/core/envelope.js';
-import { createIdGenerator } from '../src/core/ids.js';
 import { createSilentLogger } from '../src/core/logger.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
-import { machineLine, percentile, printTable, writeResultsSection, type BenchRow } from './bench-kit.js';
+import {
+  benchBus,
+  LineConnection,
+  machineLine,
+  percentile,
+  printTable,
+  processCpuMs,
+  processMemoryMiB,
+  writeResultsSection,
+  type BenchRow,
+} from './bench-kit.js';
+import { fixed, formatCount, renderPlot, type Panel } from './svg-plot.js';
 
 const isQuick = process.env.COST_CURVE_QUICK === '1';
 const SIZES = isQuick
@@ -67,16 +74,6 @@ function storeOpener(dir: string): OpenStore {
     const path = join(dir, `cost-${fileNo++}.db`);
     return { store: SqliteStore.open({ path, clock }), path };
   };
-}
-
-function makeBus(store: Store): Bus {
-  return createBus({
-    store,
-    clock,
-    ids: createIdGenerator(clock),
-    logger: createSilentLogger(),
-    config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
-  });
 }
 
 /** Wraps `store.claim` to count calls: idle consumers racing for a message show as claims/msg > 1. */
@@ -135,16 +132,6 @@ function log(text: string): void {
 }
 
 /** 0, 10, 1k, 100k, 1M: sizes as the tables and the plot write them. */
-function formatCount(n: number): string {
-  if (n >= 1e6 && n % 1e5 === 0) return `${n / 1e6}M`;
-  if (n >= 1e3 && n % 100 === 0) return `${n / 1e3}k`;
-  return String(n);
-}
-
-function fixed(value: number, digits = 2): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : String(value);
-}
-
 // ---- growth: flat, logarithmic or linear ----------------------------------------------------------
 
 interface Growth {
@@ -221,7 +208,7 @@ async function sendReceiveAck(
 ): Promise<LoadResult> {
   const { count, prefix } = load;
   const mailboxOf = load.mailboxOf ?? ((): string => load.mailbox);
-  const bus = makeBus(store);
+  const bus = benchBus(store, clock);
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
   const claimsBefore = claims();
@@ -267,7 +254,7 @@ async function drainFront(
   mailbox: string,
   count: number,
 ): Promise<LoadResult> {
-  const bus = makeBus(store);
+  const bus = benchBus(store, clock);
   const latencies: number[] = [];
   const claimsBefore = claims();
   let taken = 0;
@@ -466,7 +453,7 @@ interface ClaimResult {
 async function claimLatency(open: OpenStore, idle: number, rounds: number): Promise<ClaimResult> {
   const { store } = open();
   const claims = countClaims(store);
-  const bus = makeBus(store);
+  const bus = benchBus(store, clock);
   let isStopped = false;
   let onDelivery: ((at: number) => void) | undefined;
   const consume = async (): Promise<void> => {
@@ -659,7 +646,7 @@ interface Server {
 async function serveAgentSync(dataDir: string): Promise<void> {
   const { createAgentSyncGateway } = await import('../src/gateways/agent-sync/agent-sync-gateway.js');
   const store = SqliteStore.open({ path: join(dataDir, 'bus.db'), clock });
-  const bus = makeBus(store);
+  const bus = benchBus(store, clock);
   const gateway = createAgentSyncGateway({
     bus,
     logger: createSilentLogger(),
@@ -730,63 +717,10 @@ function startServer(dataDir: string): Promise<Server> {
   });
 }
 
-/** VmRSS of a process in MiB (Linux /proc). */
-function rssMiB(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
-  return kb / 1024;
-}
-
-/** CPU time (user + system) a process has used so far, in ms (Linux /proc; USER_HZ is 100). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11] ?? Number.NaN) + Number(fields[12] ?? Number.NaN)) * 10;
-}
-
 /** The soft `ulimit -n` of this process (children inherit it). */
 function openFileLimit(): number {
   const match = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
   return Number(match?.[1] ?? 1024);
-}
-
-/** An NDJSON connection that resolves replies in request order. */
-class Conn {
-  readonly #socket: Socket;
-  readonly #waiting: Array<(line: string) => void> = [];
-  #buffer = '';
-
-  constructor(socket: Socket) {
-    this.#socket = socket;
-    socket.setNoDelay(true);
-    socket.setEncoding('utf8');
-    socket.on('error', () => undefined); // a reset while closing hundreds of sockets at once is expected
-    socket.on('data', (chunk: string) => {
-      this.#buffer += chunk;
-      let nl = this.#buffer.indexOf('\n');
-      while (nl >= 0) {
-        this.#waiting.shift()?.(this.#buffer.slice(0, nl));
-        this.#buffer = this.#buffer.slice(nl + 1);
-        nl = this.#buffer.indexOf('\n');
-      }
-    });
-  }
-
-  static open(port: number): Promise<Conn> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port }, () => resolve(new Conn(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  request(line: string): Promise<string> {
-    return new Promise((resolve) => {
-      this.#waiting.push(resolve);
-      this.#socket.write(`${line}\n`);
-    });
-  }
-
-  close(): void {
-    this.#socket.destroy();
-  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -812,17 +746,19 @@ async function idleListenCurve(workDir: string): Promise<Curve> {
   mkdirSync(dataDir);
   const server = await startServer(dataDir);
   const pid = server.child.pid ?? 0;
-  const probe = await Conn.open(server.port);
+  const probe = await LineConnection.open(server.port);
   const send = JSON.stringify({ cmd: 'send', agent: 'bench-00', to: 'bench-00', text: 'probe' });
   const listen = JSON.stringify({ cmd: 'listen', agent: 'bench-00', timeout: 5 });
   for (let i = 0; i < 200; i++) await probe.request(send).then(() => probe.request(listen));
-  const conns: Conn[] = [];
+  const conns: LineConnection[] = [];
   const parked: Promise<string>[] = [];
   const samples: ListenSample[] = [];
   for (const target of sizes) {
     while (conns.length < target) {
       const opened = await Promise.all(
-        Array.from({ length: Math.min(CONNECT_CHUNK, target - conns.length) }, () => Conn.open(server.port)),
+        Array.from({ length: Math.min(CONNECT_CHUNK, target - conns.length) }, () =>
+          LineConnection.open(server.port),
+        ),
       );
       for (const conn of opened) {
         parked.push(
@@ -833,13 +769,13 @@ async function idleListenCurve(workDir: string): Promise<Curve> {
     }
     await probe.request('{"cmd": "status"}');
     await sleep(1_000); // let the last listens park
-    const cpuBefore = cpuMs(pid);
+    const cpuBefore = processCpuMs(pid);
     const idleStarted = performance.now();
     await sleep(2_000);
-    const idleCpuPct = ((cpuMs(pid) - cpuBefore) / (performance.now() - idleStarted)) * 100;
+    const idleCpuPct = ((processCpuMs(pid) - cpuBefore) / (performance.now() - idleStarted)) * 100;
     await server.gc();
     await sleep(500);
-    const rss = rssMiB(pid);
+    const rss = processMemoryMiB(pid, 'VmRSS');
     const pairs: number[] = [];
     for (let i = 0; i < 200; i++) {
       const t0 = performance.now();
@@ -911,123 +847,6 @@ async function idleListenCurve(workDir: string): Promise<Curve> {
       },
     ],
   };
-}
-
-// ---- the plot: hand-written SVG small multiples ---------------------------------------------------
-
-interface Series {
-  readonly label: string;
-  readonly points: readonly (readonly [number, number])[];
-}
-
-interface Panel {
-  readonly title: string;
-  readonly xLabel: string;
-  readonly yLabel: string;
-  readonly series: readonly Series[];
-}
-
-const PANEL_W = 400;
-const PANEL_H = 260;
-const COLUMNS = 2;
-const HEADER_H = 48;
-const PLOT = { left: 64, right: 16, top: 52, bottom: 46 };
-const COLORS = ['#2563eb', '#dc2626', '#16a34a'];
-
-function esc(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
-}
-
-/** 1, 2 or 5 times a power of ten, at least `raw`. */
-function niceStep(raw: number): number {
-  const power = 10 ** Math.floor(Math.log10(raw));
-  return ([1, 2, 5, 10].find((m) => m * power >= raw) ?? 10) * power;
-}
-
-function formatValue(v: number): string {
-  if (v >= 1_000) return `${fixed(v / 1_000, v % 1_000 === 0 ? 0 : 1)}k`;
-  if (v >= 10 || Number.isInteger(v)) return String(Math.round(v));
-  return v.toFixed(v >= 1 ? 1 : 2).replace(/\.?0+$/, '');
-}
-
-/** One panel at (ox, oy): log x axis (a size of 0 sits one decade left of the smallest size), linear y from 0. */
-function renderPanel(panel: Panel, ox: number, oy: number): string[] {
-  const xs = [...new Set(panel.series.flatMap((s) => s.points.map(([x]) => x)))].sort((a, b) => a - b);
-  const ys = panel.series.flatMap((s) => s.points.map(([, y]) => y)).filter(Number.isFinite);
-  const smallest = Math.min(...xs.filter((x) => x > 0));
-  const logX = (x: number): number => (x > 0 ? Math.log10(x) : Math.log10(smallest) - 1);
-  const lo = logX(xs[0] ?? 1) - 0.2;
-  const hi = logX(xs.at(-1) ?? 10) + 0.2;
-  const step = niceStep(Math.max(...ys, 1e-9) / 4);
-  const yMax = step * Math.ceil((Math.max(...ys, 1e-9) * 1.15) / step);
-  const left = ox + PLOT.left;
-  const top = oy + PLOT.top;
-  const width = PANEL_W - PLOT.left - PLOT.right;
-  const height = PANEL_H - PLOT.top - PLOT.bottom;
-  const px = (x: number): number => left + ((logX(x) - lo) / (hi - lo)) * width;
-  const py = (y: number): number => top + height - (y / yMax) * height;
-  const out = [
-    `<text x="${ox + PANEL_W / 2}" y="${oy + 20}" text-anchor="middle" font-size="14" font-weight="600">${esc(panel.title)}</text>`,
-    `<rect x="${left}" y="${top}" width="${width}" height="${height}" fill="none" stroke="#9ca3af"/>`,
-  ];
-  for (let y = 0; y <= yMax + step / 2; y += step) {
-    out.push(
-      `<line x1="${left}" x2="${left + width}" y1="${py(y)}" y2="${py(y)}" stroke="#e5e7eb"/>`,
-      `<text x="${left - 6}" y="${py(y) + 4}" text-anchor="end" font-size="11" fill="#374151">${formatValue(y)}</text>`,
-    );
-  }
-  for (const x of xs) {
-    out.push(
-      `<line x1="${px(x)}" x2="${px(x)}" y1="${top + height}" y2="${top + height + 5}" stroke="#6b7280"/>`,
-      `<text x="${px(x)}" y="${top + height + 18}" text-anchor="middle" font-size="11" fill="#374151">${formatCount(x)}</text>`,
-    );
-  }
-  out.push(
-    `<text x="${left + width / 2}" y="${oy + PANEL_H - 8}" text-anchor="middle" font-size="12" fill="#111827">${esc(`${panel.xLabel} (log scale)`)}</text>`,
-    `<text transform="translate(${ox + 16} ${top + height / 2}) rotate(-90)" text-anchor="middle" font-size="12" fill="#111827">${esc(panel.yLabel)}</text>`,
-  );
-  panel.series.forEach((series, i) => {
-    const color = COLORS[i % COLORS.length] ?? '#000';
-    const points = series.points.filter(([, y]) => Number.isFinite(y));
-    out.push(
-      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(' ')}"/>`,
-    );
-    for (const [x, y] of points) {
-      // First series labelled above its points, the others below, unless that leaves the plot.
-      const above = py(y) - 8;
-      const below = py(y) + 16;
-      const labelY = (i === 0 && above > top + 10) || below > top + height - 2 ? above : below;
-      out.push(
-        `<circle cx="${px(x).toFixed(1)}" cy="${py(y).toFixed(1)}" r="3.5" fill="${color}"/>`,
-        `<text x="${px(x).toFixed(1)}" y="${labelY.toFixed(1)}" text-anchor="middle" font-size="10" fill="${color}">${formatValue(y)}</text>`,
-      );
-    }
-    // Legend: one line per series under the title.
-    const lx = left + (i * width) / Math.max(1, panel.series.length);
-    out.push(
-      `<line x1="${lx}" x2="${lx + 16}" y1="${oy + 37}" y2="${oy + 37}" stroke="${color}" stroke-width="2"/>`,
-      `<text x="${lx + 20}" y="${oy + 41}" font-size="11" fill="#111827">${esc(series.label)}</text>`,
-    );
-  });
-  return out;
-}
-
-function renderPlot(panels: readonly Panel[], caption: string): string {
-  const rows = Math.ceil(panels.length / COLUMNS);
-  const width = PANEL_W * COLUMNS;
-  const height = HEADER_H + rows * PANEL_H;
-  const body = panels.flatMap((panel, i) =>
-    renderPanel(panel, (i % COLUMNS) * PANEL_W, HEADER_H + Math.floor(i / COLUMNS) * PANEL_H),
-  );
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif">`,
-    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
-    `<text x="${width / 2}" y="22" text-anchor="middle" font-size="16" font-weight="700">musubi cost curve (SQLite store)</text>`,
-    `<text x="${width / 2}" y="40" text-anchor="middle" font-size="11" fill="#4b5563">${esc(caption)}</text>`,
-    ...body,
-    '</svg>',
-    '',
-  ].join('\n');
 }
 
 // ---- report ---------------------------------------------------------------------------------------
