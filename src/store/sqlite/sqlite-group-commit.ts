@@ -145,11 +145,13 @@ export class SqliteGroupCommit {
    * and caches that re-running fills in again, and their promises settle once, from the run that counted.
    */
   #transaction(batch: PendingOperation[]): Outcome[] {
-    if (!this.#tryBegin()) return this.#failAll(batch);
+    const notBegun = this.#begins(batch);
+    if (notBegun !== null) return notBegun;
     let outcomes = this.#runPlain(batch);
     if (outcomes === null) {
       if (this.#db.inTransaction) this.#rollback.run();
-      if (!this.#tryBegin()) return this.#failAll(batch);
+      const again = this.#begins(batch);
+      if (again !== null) return again;
       outcomes = [];
       for (const [i, op] of batch.entries()) {
         const outcome = this.#inSavepoint(op);
@@ -171,22 +173,15 @@ export class SqliteGroupCommit {
     return outcomes;
   }
 
-  /** Why the last {@link SqliteGroupCommit.#tryBegin} failed. */
-  #beginError: unknown;
-
-  #tryBegin(): boolean {
+  /** Begins the batch's transaction; null when it began, else the batch's failures. */
+  #begins(batch: PendingOperation[]): Outcome[] | null {
     try {
       this.#beforeBegin();
       this.#begin.run();
-      return true;
+      return null;
     } catch (err) {
-      this.#beginError = err;
-      return false;
+      return batch.map((op) => ({ error: storeFailure(err, op.operation) }));
     }
-  }
-
-  #failAll(batch: PendingOperation[]): Outcome[] {
-    return batch.map((op) => ({ error: storeFailure(this.#beginError, op.operation) }));
   }
 
   /**
