@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
-import { createEnvelope, isOneLine, parseEnvelope } from './envelope.js';
+import { createEnvelope, envelopeInputSchema, isOneLine, parseEnvelope } from './envelope.js';
 import { isMusubiError } from './errors.js';
 import { createIdGenerator } from './ids.js';
 import { assertKvKey, assertMailboxName } from './names.js';
@@ -45,6 +45,55 @@ describe('envelope', () => {
     }
     expect(isMusubiError(caught, 'ENVELOPE_INVALID')).toBe(true);
     expect(String(caught instanceof Error ? caught.message : '')).toContain(field);
+  });
+
+  it('accepts exactly what the input schema accepts (the hand-written fast check never widens it)', () => {
+    const base = { from: 'lead', to: 'worker-1', type: 'task' };
+    const variants: Record<string, unknown[]> = {
+      id: [undefined, 'abc', 'a'.repeat(128), 'a'.repeat(129), '.x', '', 'x y', 7],
+      from: ['lead', '', '-a', 'a/b', 'a'.repeat(129), null],
+      to: ['w', '../b', 'A_b.c-d', 3],
+      type: ['task', 'a:b/c', ':a', 'a b', '', 'a'.repeat(129)],
+      priority: [undefined, 'critical', 'low', 'urgent', 1],
+      thread: [undefined, 't', '', 'x'.repeat(256), 'x'.repeat(257), 'a\tb', 'a\u2028b', 5],
+      headers: [
+        undefined,
+        {},
+        { 'x-h': 'v' },
+        { 'x-h': 'a'.repeat(4096) },
+        { 'x-h': 'a'.repeat(4097) },
+        { _h: 'v' },
+        { 'x-h': 'a\nb' },
+        { 'x-h': 1 },
+        Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`h${i}`, 'v'])),
+        Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`h${i}`, 'v'])),
+        [],
+        null,
+      ],
+      body: [undefined, '', 'hello', '\u00e9'.repeat(524_288), '\u00e9'.repeat(524_289), 4],
+      createdAt: [undefined, 0, 1_700_000_000_000, -1, 1.5, Number.MAX_SAFE_INTEGER + 2, Number.NaN, '1'],
+    };
+    const inputs: unknown[] = [null, [], 'text', { ...base, extra: 1 }, Object.create({ from: 'a' })];
+    for (const [field, values] of Object.entries(variants)) {
+      for (const value of values) inputs.push({ ...base, [field]: value });
+    }
+    for (const input of inputs) {
+      const isAccepted = envelopeInputSchema.safeParse(input).success;
+      let created: unknown;
+      try {
+        created = createEnvelope(input, deps);
+      } catch (err) {
+        expect(isMusubiError(err, 'ENVELOPE_INVALID'), JSON.stringify(input)?.slice(0, 200)).toBe(true);
+      }
+      expect(created !== undefined, JSON.stringify(input)?.slice(0, 200)).toBe(isAccepted);
+    }
+  });
+
+  it("copies the sender's headers into the envelope", () => {
+    const headers = { 'x-h': 'v' };
+    const e = createEnvelope({ from: 'a', to: 'b', type: 't', headers }, deps);
+    headers['x-h'] = 'changed';
+    expect(e.headers).toEqual({ 'x-h': 'v' });
   });
 });
 

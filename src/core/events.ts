@@ -81,16 +81,18 @@ export type StoredEvent = BusEvent & { readonly cursor: number; readonly at: num
 export function sentEvent(mailbox: string, envelope: Envelope): Extract<BusEvent, { type: 'message.sent' }> {
   const { id: messageId, from, type: messageType, priority, thread, headers, body } = envelope;
   const isBodyCut = body.length > SENT_BODY_CHARS;
-  return {
+  // Built field by field (this runs on every send): conditional spreads cost several times more on V8.
+  const event: Extract<BusEvent, { type: 'message.sent' }> = {
     type: 'message.sent',
     mailbox,
     messageId,
     from,
     messageType,
     priority,
-    ...(thread !== undefined && { thread }),
-    ...(Object.keys(headers).length > 0 && { headers }),
-    body: isBodyCut ? body.slice(0, SENT_BODY_CHARS) : body,
-    ...(isBodyCut && { isBodyCut }),
   };
+  if (thread !== undefined) event.thread = thread;
+  if (Object.keys(headers).length > 0) event.headers = headers;
+  event.body = isBodyCut ? body.slice(0, SENT_BODY_CHARS) : body;
+  if (isBodyCut) event.isBodyCut = isBodyCut;
+  return event;
 }

@@ -20,9 +20,21 @@ const CLOSE_GRACE_MS = 2_000;
  */
 const HTTP_LINE = /^(?:[A-Z]+ \S+ HTTP\/\d(?:\.\d)?|host:.*)$/i;
 
-/** Resolves after the event loop has passed its next poll phase (two check phases from now). */
+let nextTurn: Promise<void> | undefined;
+
+/**
+ * Resolves after the event loop has passed its next poll phase (two check phases from now). Callers in
+ * the same phase share one wait; once the first check phase has come, a new caller starts its own, since
+ * the shared one may end before another poll phase.
+ */
 function nextLoopTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+  nextTurn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      nextTurn = undefined;
+      setImmediate(resolve);
+    }),
+  );
+  return nextTurn;
 }
 
 /**

@@ -1,6 +1,7 @@
 interface Request {
   /** Null: exclusive (conflicts with everything). Otherwise the mailbox keys it needs alone. */
   readonly keys: readonly string[] | null;
+  /** Called once the request holds its keys. */
   readonly start: () => void;
 }
 
@@ -30,31 +31,22 @@ export class CommandLocks {
     return this.#run(keys.length > 1 ? [...new Set(keys)] : keys, task);
   }
 
-  #run<T>(keys: readonly string[] | null, task: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const request: Request = {
-        keys,
-        start: () => {
-          this.#enter(keys);
-          let running: Promise<T>;
-          try {
-            running = task();
-          } catch (err) {
-            running = Promise.reject(err instanceof Error ? err : new Error(String(err)));
-          }
-          running.then(resolve, reject).finally(() => {
-            this.#leave(keys);
-            this.#dispatch();
-          });
-        },
-      };
-      // Nothing waits and nothing running conflicts: start now, skipping the queue.
-      if (this.#waiting.length === 0 && !this.#isBlocked(request)) request.start();
-      else {
-        this.#waiting.push(request);
+  async #run<T>(keys: readonly string[] | null, task: () => Promise<T>): Promise<T> {
+    // Nothing waits and nothing running conflicts: start now, skipping the queue. Either way the
+    // request holds its keys from the moment it starts (#dispatch enters it synchronously).
+    if (this.#waiting.length === 0 && !this.#isBlocked(keys)) this.#enter(keys);
+    else {
+      await new Promise<void>((resolve) => {
+        this.#waiting.push({ keys, start: resolve });
         this.#dispatch();
-      }
-    });
+      });
+    }
+    try {
+      return await task();
+    } finally {
+      this.#leave(keys);
+      this.#dispatch();
+    }
   }
 
   #enter(keys: readonly string[] | null): void {
@@ -75,28 +67,30 @@ export class CommandLocks {
     }
   }
 
-  /** Whether `request` conflicts with something running. */
-  #isBlocked(request: Request): boolean {
+  /** Whether a request for `keys` conflicts with something running. */
+  #isBlocked(keys: readonly string[] | null): boolean {
     if (this.#isExclusiveRunning) return true;
-    if (request.keys === null) return this.#runningCount > 0;
-    for (const key of request.keys) if (this.#runningKeys.has(key)) return true;
+    if (keys === null) return this.#runningCount > 0;
+    for (const key of keys) if (this.#runningKeys.has(key)) return true;
     return false;
   }
 
   /** Starts, in order, every waiting request that conflicts with nothing running or waiting before it. */
   #dispatch(): void {
+    if (this.#waiting.length === 0) return;
     const skippedKeys = new Set<string>();
     for (let i = 0; i < this.#waiting.length;) {
       const request = this.#waiting[i];
       if (request === undefined) break;
       const keys = request.keys;
-      if (this.#isBlocked(request) || (keys === null ? i > 0 : keys.some((k) => skippedKeys.has(k)))) {
+      if (this.#isBlocked(keys) || (keys === null ? i > 0 : keys.some((k) => skippedKeys.has(k)))) {
         if (keys === null) break; // nothing may pass a waiting state command
         for (const key of keys) skippedKeys.add(key);
         i++;
         continue;
       }
       this.#waiting.splice(i, 1);
+      this.#enter(keys);
       request.start();
     }
   }

@@ -242,7 +242,8 @@ export class SqliteMessages {
 
   /** Inserts a ready message with attempt 0; `seq` is the cursor of the event recording it. */
   #insertRow(mailbox: string, envelope: Envelope, seq: number, now: number): void {
-    const text = JSON.stringify({ ...envelope, attempt: 0 });
+    // A new envelope already has attempt 0 (a requeued dead letter does not): no copy on the send path.
+    const text = JSON.stringify(envelope.attempt === 0 ? envelope : { ...envelope, attempt: 0 });
     this.#insert.run({
       seq,
       mailbox,
