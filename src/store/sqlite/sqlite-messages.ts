@@ -123,7 +123,7 @@ export class SqliteMessages {
     if (existing !== undefined) {
       return { seq: parseRow(seqRow, existing, `messages ${mailbox}`).seq, isDuplicate: true };
     }
-    const { cursor } = this.#events.insert(sentEvent(mailbox, envelope), now);
+    const cursor = this.#events.insert(sentEvent(mailbox, envelope), now);
     this.#insertRow(mailbox, envelope, cursor, now);
     return { seq: cursor, isDuplicate: false };
   }
@@ -213,7 +213,7 @@ export class SqliteMessages {
       this.#deleteSeq.run(seq);
       this.#cache.forget(seq);
       const requeued = { type: 'message.requeued', mailbox: letter.mailbox, messageId: envelopeId } as const;
-      this.#insertRow(letter.mailbox, letter.envelope, this.#events.insert(requeued, now).cursor, now);
+      this.#insertRow(letter.mailbox, letter.envelope, this.#events.insert(requeued, now), now);
     }
     return letters.map(({ letter }) => letter);
   }

@@ -98,7 +98,7 @@ export class SqliteStore implements Store {
     this.#checkpointer = new SqliteCheckpointer(db, parts);
     this.#snapshot = new SqliteReadSnapshot(db);
     this.#commit = new SqliteGroupCommit(db, {
-      onCommitted: (writes) => this.#checkpointer.noteWrites(writes),
+      onCommitted: (writes) => this.#checkpointer.noteCommit(writes),
       beforeBegin: () => this.#snapshot.end(),
     });
     const events = new SqliteEventLog(db, { retention: parts.eventRetention });
