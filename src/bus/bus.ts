@@ -10,7 +10,7 @@ import type { DeadLetter, Delivery, KvWriteOptions, Store } from '../store/store
 import type { Bus, KvState, MailWatch, NackOutcome, ReceiveOptions, SendResult } from './bus.types.js';
 import { checkDeadLetterId, checkDeliveryId, checkDuration } from './bus-arguments.js';
 import { consumeMailbox } from './consumer.js';
-import { createMailWatch } from './mail-watch.js';
+import { MailWatchers, createMailWatch } from './mail-watch.js';
 import { MailboxWaiters } from './mailbox-waiters.js';
 import { backoffDelayMs, type RetryConfig } from './retry-policy.js';
 
@@ -44,7 +44,11 @@ export function createBus(options: CreateBusOptions): Bus {
   const random = options.random ?? Math.random;
   const log = options.logger;
   const waiters = new MailboxWaiters({ clock });
-  const unsubscribe = store.onAvailable((mailbox) => waiters.notify(mailbox));
+  const watchers = new MailWatchers();
+  const unsubscribe = store.onAvailable((mailbox) => {
+    waiters.notify(mailbox);
+    watchers.notify(mailbox);
+  });
   let isClosed = false;
   const watches = new Set<MailWatch>();
   let closing: Promise<void> | undefined;
@@ -258,7 +262,12 @@ export function createBus(options: CreateBusOptions): Bus {
     },
     watchMail(mailboxName) {
       assertOpen();
-      const watch = createMailWatch({ store, clock, mailbox: assertMailboxName(mailboxName) });
+      const watch = createMailWatch({
+        store,
+        watchers,
+        clock,
+        mailbox: assertMailboxName(mailboxName),
+      });
       watches.add(watch);
       const close = (): void => {
         watches.delete(watch);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryBus } from '../../test/fixtures/memory-bus.js';
+import { MailWatchers } from './mail-watch.js';
 
 /** Lets pending promise callbacks run. */
 const settleMicrotasks = async (): Promise<void> => {
@@ -78,5 +79,37 @@ describe('bus.watchMail', () => {
     expect(() => bus.watchMail('no spaces')).toThrow(
       expect.objectContaining({ code: 'MAILBOX_NAME_INVALID' }),
     );
+  });
+});
+
+describe('MailWatchers', () => {
+  it("calls only the named mailbox's watches, every watch for `null`, and unsubscribes idempotently", () => {
+    const watchers = new MailWatchers();
+    const calls: string[] = [];
+    const offA = watchers.add('a', () => calls.push('a1'));
+    watchers.add('a', () => calls.push('a2'));
+    watchers.add('b', () => calls.push('b'));
+    watchers.notify('a');
+    watchers.notify('c');
+    expect(calls).toEqual(['a1', 'a2']);
+    calls.length = 0;
+    watchers.notify(null);
+    expect(calls.sort()).toEqual(['a1', 'a2', 'b']);
+    offA();
+    offA();
+    calls.length = 0;
+    watchers.notify('a');
+    expect(calls).toEqual(['a2']);
+  });
+
+  it('lets a watch unsubscribe itself or another while being notified', () => {
+    const watchers = new MailWatchers();
+    const calls: string[] = [];
+    const offs: (() => void)[] = [];
+    offs.push(watchers.add('a', () => (calls.push('first'), offs.forEach((off) => off()))));
+    offs.push(watchers.add('a', () => calls.push('second')));
+    watchers.notify('a');
+    watchers.notify('a');
+    expect(calls).toEqual(['first', 'second']);
   });
 });

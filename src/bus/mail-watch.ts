@@ -3,21 +3,48 @@ import type { Store } from '../store/store.js';
 import type { MailWatch } from './bus.types.js';
 
 /**
- * A {@link MailWatch} on one mailbox of `store`. It subscribes to the store's notifications at once and
+ * The mail watches of one bus by mailbox, behind the bus's one store subscription: a notification
+ * costs a lookup and the calls to that mailbox's watches, however many other mailboxes are watched
+ * (a parked agent_sync listen holds a watch, so thousands may be open). `null` ("any mailbox", a commit
+ * by another process) reaches every watch.
+ */
+export class MailWatchers {
+  readonly #byMailbox = new Map<string, Set<() => void>>();
+
+  /** Calls `onMail` on each notification for `mailbox` (or for any); returns the unsubscribe (idempotent). */
+  add(mailbox: string, onMail: () => void): () => void {
+    const entry = (): void => onMail();
+    const set = this.#byMailbox.get(mailbox) ?? new Set();
+    this.#byMailbox.set(mailbox, set);
+    set.add(entry);
+    return () => {
+      set.delete(entry);
+      if (set.size === 0 && this.#byMailbox.get(mailbox) === set) this.#byMailbox.delete(mailbox);
+    };
+  }
+
+  notify(mailbox: string | null): void {
+    const sets = mailbox === null ? [...this.#byMailbox.values()] : [this.#byMailbox.get(mailbox)];
+    for (const set of sets) if (set !== undefined) for (const onMail of [...set]) onMail();
+  }
+}
+
+/**
+ * A {@link MailWatch} on one mailbox of `store`, told of mail through `watchers`. It subscribes to the store's notifications at once and
  * remembers one that comes while nobody waits, so a caller that checks the mailbox and then waits never
  * misses mail sent in between. Each wait also wakes at the mailbox's next due time (a delay or a lease
  * ending), read when the wait starts.
  */
 export function createMailWatch(o: {
   readonly store: Store;
+  readonly watchers: MailWatchers;
   readonly clock: Clock;
   readonly mailbox: string;
 }): MailWatch {
   let isPending = false;
   let wake: (() => void) | undefined;
   let isClosed = false;
-  const unsubscribe = o.store.onAvailable((mailbox) => {
-    if (mailbox !== null && mailbox !== o.mailbox) return;
+  const unsubscribe = o.watchers.add(o.mailbox, () => {
     isPending = true;
     wake?.();
   });
