@@ -56,16 +56,39 @@ const httpSchema = listenerSchema
     enabled: z.boolean().default(true),
     port: port.default(DEFAULT_HTTP_PORT),
     token: httpTokenSchema.optional(),
+    /** Required (with `token`) to bind beyond loopback: the dashboard and the API reach the network. */
+    networkAccess: z.boolean().default(false),
   })
   .refine((h) => isLoopbackHost(h.host) || h.token !== undefined, {
     message: 'binding the HTTP gateway beyond loopback requires gateways.http.token',
     path: ['token'],
+  })
+  .refine((h) => isLoopbackHost(h.host) || h.networkAccess, {
+    message:
+      'binding the HTTP gateway beyond loopback puts the dashboard and its API (send, cancel, dead letters) ' +
+      'on the network: set gateways.http.networkAccess: true to do it',
+    path: ['networkAccess'],
+  });
+
+/** Why an agent_sync bind beyond loopback needs its own setting: the protocol has no authentication. */
+export const AGENT_SYNC_NETWORK_RISK =
+  'agent_sync has no authentication: anyone who can reach the port can read every mailbox and drive the session';
+
+const agentSyncSchema = listenerSchema
+  .extend({
+    port: port.default(9800),
+    /** Required to bind beyond loopback (see {@link AGENT_SYNC_NETWORK_RISK}). */
+    unauthenticatedNetworkAccess: z.boolean().default(false),
+  })
+  .refine((a) => isLoopbackHost(a.host) || a.unauthenticatedNetworkAccess, {
+    message: `${AGENT_SYNC_NETWORK_RISK}; set gateways.agentSync.unauthenticatedNetworkAccess: true to bind beyond loopback anyway`,
+    path: ['unauthenticatedNetworkAccess'],
   });
 
 const gatewaysSchema = z.strictObject({
   /** The dashboard and REST API; `musubi up` serves it unless `enabled: false`. */
   http: httpSchema.optional(),
-  agentSync: listenerSchema.extend({ port: port.default(9800) }).optional(),
+  agentSync: agentSyncSchema.optional(),
   /** yadon-agents sockets; unset fields follow the yadon environment (YADON_SOCKET_DIR, YADON_COUNT). */
   yadon: z
     .strictObject({

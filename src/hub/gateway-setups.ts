@@ -30,6 +30,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 export interface AgentSyncSetup {
   readonly host: string;
   readonly port: number;
+  /** `gateways.agentSync.unauthenticatedNetworkAccess`: a host beyond loopback is refused without it. */
+  readonly isNetworkAccessAllowed?: boolean;
   /** AGENTS_LIST. */
   readonly agents: readonly string[];
   /** Where the round logs go (`<cwd>/logs/v6/`). */
@@ -76,6 +78,8 @@ export interface HttpSetup {
   readonly host: string;
   readonly port: number;
   readonly token?: string;
+  /** `gateways.http.networkAccess`: a host beyond loopback is refused without it (and a token). */
+  readonly isNetworkAccessAllowed?: boolean;
   readonly urlFile: string;
   readonly tasks?: TaskSource;
   readonly teams?: readonly TeamSource[];
@@ -96,6 +100,7 @@ export function agentSyncSetup(config: Config, env: Env, cwd: string): AgentSync
   return {
     host: agentSync?.host ?? AGENT_SYNC_DEFAULT_HOST,
     port: agentSync?.port ?? AGENT_SYNC_DEFAULT_PORT,
+    isNetworkAccessAllowed: agentSync?.unauthenticatedNetworkAccess === true,
     agents: parseAgentsList(env['AGENTS_LIST']),
     cwd,
     isBridged: true,
@@ -155,12 +160,18 @@ export function nekoSetup(config: Config, env: Env, cwd: string): NekoSetup {
 
 /** The dashboard: `gateways.http` (127.0.0.1:7420 by default), its URL file beside a SQLite store. */
 export function httpSetup(config: Config, cwd: string): HttpSetup {
-  const http = config.gateways.http ?? { enabled: true, host: '127.0.0.1', port: DEFAULT_HTTP_PORT };
+  const http = config.gateways.http ?? {
+    enabled: true,
+    host: '127.0.0.1',
+    port: DEFAULT_HTTP_PORT,
+    networkAccess: false,
+  };
   const store = parseStoreUrl(config.store, cwd);
   return {
     host: http.host,
     port: http.port,
     ...(http.token !== undefined && { token: http.token }),
+    isNetworkAccessAllowed: http.networkAccess,
     urlFile: urlFilePath({ cwd, ...(store.kind === 'sqlite' && { sqliteFile: store.path }) }),
   };
 }

@@ -66,4 +66,38 @@ describe('config', () => {
     );
     expect(isMusubiError(err, 'CONFIG_INVALID')).toBe(true);
   });
+
+  it.each([
+    [
+      'agent_sync beyond loopback',
+      'gateways:\n  agentSync: { enabled: true, host: 0.0.0.0 }\n',
+      ['gateways.agentSync.unauthenticatedNetworkAccess', 'no authentication'],
+    ],
+    [
+      'the dashboard beyond loopback with a token only',
+      'gateways:\n  http: { host: 0.0.0.0, token: a-long-enough-token-0001 }\n',
+      ['gateways.http.networkAccess', 'on the network'],
+    ],
+    [
+      'the dashboard beyond loopback with networkAccess only',
+      'gateways:\n  http: { host: 0.0.0.0, networkAccess: true }\n',
+      ['gateways.http.token'],
+    ],
+  ])('refuses %s until the setting that names the risk is given', async (_label, yaml, words) => {
+    await writeFile(join(dir, 'musubi.yaml'), yaml);
+    const err: unknown = await loadConfig({ cwd: dir, env: {} }).catch((e: unknown) => e);
+    expect(isMusubiError(err, 'CONFIG_INVALID')).toBe(true);
+    for (const word of words) expect(err instanceof Error ? err.message : '').toContain(word);
+  });
+
+  it('accepts binds beyond loopback once they are allowed explicitly', async () => {
+    await writeFile(
+      join(dir, 'musubi.yaml'),
+      'gateways:\n  agentSync: { enabled: true, host: 0.0.0.0, unauthenticatedNetworkAccess: true }\n' +
+        '  http: { host: 0.0.0.0, token: a-long-enough-token-0001, networkAccess: true }\n',
+    );
+    const config = await loadConfig({ cwd: dir, env: {} });
+    expect(config.gateways.agentSync?.unauthenticatedNetworkAccess).toBe(true);
+    expect(config.gateways.http?.networkAccess).toBe(true);
+  });
 });

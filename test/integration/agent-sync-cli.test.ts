@@ -65,6 +65,16 @@ describe('musubi agent-sync client subcommands', () => {
     expect(badInt.code).toBe(2);
   });
 
+  it('refuses `serve --host` beyond loopback without --unauthenticated-network-access, naming the risk', async () => {
+    const refused = await runCli(['agent-sync', 'serve', '--host', '0.0.0.0', '--port', '0'], {
+      cwd: server.cwd,
+      env: { MUSUBI_STORE: 'memory:' },
+    });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('no authentication');
+    expect(refused.stderr).toContain('--unauthenticated-network-access');
+  });
+
   it('sends test-result, discuss-done, write-log and say with the documented keys', async () => {
     const run = await sync([
       'test-result',

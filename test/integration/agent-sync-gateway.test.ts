@@ -89,15 +89,30 @@ describe('agent-sync gateway lifecycle', () => {
     expect(asked).toEqual([{ host: '127.0.0.1', port: 9800 }]);
   });
 
-  it('rejects with GATEWAY_ADDRESS_IN_USE when the port is taken, and warns when bound beyond loopback', async () => {
+  it('rejects with GATEWAY_ADDRESS_IN_USE when the port is taken', async () => {
     const first = await gateway();
     await first.start();
     const clash = await gateway({ port: portOf(first) });
     await expect(clash.start()).rejects.toMatchObject({ code: 'GATEWAY_ADDRESS_IN_USE' });
+  });
+
+  it('binds beyond loopback only when unauthenticated network access is allowed, and warns at start', async () => {
+    for (const host of ['0.0.0.0', '::', '192.0.2.1']) {
+      await expect(gateway({ host })).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('no authentication'),
+      });
+    }
     const records: Array<{ level: string; msg: string }> = [];
-    const open = await gateway({ host: '0.0.0.0', logger: recordingLogger(records) });
+    const open = await gateway({
+      host: '0.0.0.0',
+      unauthenticatedNetworkAccess: true,
+      logger: recordingLogger(records),
+    });
     await open.start();
-    expect(records.some((r) => r.level === 'warn' && r.msg.includes('beyond loopback'))).toBe(true);
+    expect(records.some((r) => r.level === 'warn' && r.msg.includes('no authentication'))).toBe(true);
+    // Reached here through loopback only.
+    expect((await ask(portOf(open), { cmd: 'status' })).ok).toBe(true);
   });
 
   it('stops with clients connected: a parked listen is cancelled and its mailbox keeps later mail', async () => {

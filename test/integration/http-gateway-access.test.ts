@@ -78,7 +78,7 @@ describe('http gateway - REST', () => {
     expect(withCookie.status).toBe(200);
   });
 
-  it('refuses to bind beyond loopback without a token (CONFIG_INVALID)', async () => {
+  it('refuses to bind beyond loopback without both a token and networkAccess (CONFIG_INVALID)', async () => {
     const clock = createSystemClock();
     const store = new MemoryStore({ clock });
     const bus = createBus({
@@ -88,13 +88,20 @@ describe('http gateway - REST', () => {
       logger: createSilentLogger(),
       config: { leaseMs: 1000, retry: { baseMs: 1, capMs: 1, maxAttempts: 1 } },
     });
-    const make = (o: { host: string; token?: string }) => () =>
+    const make = (o: { host: string; token?: string; networkAccess?: boolean }) => () =>
       createHttpGateway({ bus, clock, logger: createSilentLogger(), port: 0, ...o });
     expect(make({ host: '0.0.0.0' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
     expect(make({ host: '127.0.0.1', token: 'short' })).toThrow(
       expect.objectContaining({ code: 'CONFIG_INVALID' }),
     );
-    expect(make({ host: '0.0.0.0', token: 'long-enough-token-000' })).not.toThrow();
+    // A token alone is not enough: putting the dashboard on the network is its own setting.
+    expect(make({ host: '0.0.0.0', token: 'long-enough-token-000' })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('networkAccess') }),
+    );
+    expect(make({ host: '0.0.0.0', networkAccess: true })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('token') }),
+    );
+    expect(make({ host: '0.0.0.0', token: 'long-enough-token-000', networkAccess: true })).not.toThrow();
     try {
       make({ host: '192.168.0.1' })();
     } catch (err) {

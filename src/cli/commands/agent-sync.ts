@@ -6,6 +6,7 @@ import { untilStopSignal } from '../stop-signals.js';
 
 interface ServeFlags {
   readonly host?: string;
+  readonly unauthenticatedNetworkAccess?: boolean;
   readonly port?: number;
   readonly fresh?: boolean;
   readonly staleAfter?: number;
@@ -33,6 +34,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     setup: {
       ...setup,
       ...(flags.host !== undefined && { host: flags.host }),
+      ...(flags.unauthenticatedNetworkAccess === true && { isNetworkAccessAllowed: true }),
       ...(flags.port !== undefined && { port: flags.port }),
       isFresh: flags.fresh === true,
       staleAfterMs: staleAfterS * 1000,
@@ -163,6 +165,10 @@ export function registerAgentSyncCommands(program: Command, ctx: CliContext): vo
       'run the agent_sync TCP server (state in the configured store; AGENTS_LIST names the agents)',
     )
     .option('--host <host>', 'listen address (default 127.0.0.1)')
+    .option(
+      '--unauthenticated-network-access',
+      'allow a --host beyond loopback: agent_sync has no authentication, anyone who can connect drives the session',
+    )
     .option('--port <port>', 'listen port (default 9800)', parsePyInt)
     .option('--fresh', 'discard the persisted session state and the agents mailboxes')
     .option(

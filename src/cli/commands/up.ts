@@ -6,7 +6,7 @@ import { untilStopSignal } from '../stop-signals.js';
 
 function withHttpPort(config: Config, port: number | undefined): Config {
   if (port === undefined) return config;
-  const http = config.gateways.http ?? { enabled: true, host: '127.0.0.1', port };
+  const http = config.gateways.http ?? { enabled: true, host: '127.0.0.1', port, networkAccess: false };
   return { ...config, gateways: { ...config.gateways, http: { ...http, enabled: true, port } } };
 }
 

@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AgentDirectory } from '../../bus/agent-directory.js';
 import type { Bus } from '../../bus/bus.types.js';
 import type { Clock } from '../../core/clock.js';
+import { AGENT_SYNC_NETWORK_RISK, isLoopbackHost } from '../../core/config.schema.js';
 import { MusubiError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { Gateway, GatewayAddress } from '../gateway.js';
@@ -25,8 +26,12 @@ export interface AgentSyncGatewayOptions {
   readonly agents: readonly string[];
   /** The server's working directory: round logs go to `<cwd>/logs/v6/`. */
   readonly cwd: string;
-  /** Default 127.0.0.1; a non-loopback host logs a warning (the protocol has no authentication). */
+  /**
+   * Default 127.0.0.1. A host beyond loopback needs `unauthenticatedNetworkAccess` (CONFIG_INVALID
+   * otherwise: the protocol has no authentication) and is logged as a warning at start.
+   */
   readonly host?: string;
+  readonly unauthenticatedNetworkAccess?: boolean;
   /** Default 9800; 0 picks a free port. */
   readonly port?: number;
   /** Discard persisted state and the agents' mailboxes at start (`--fresh`). */
@@ -37,10 +42,6 @@ export interface AgentSyncGatewayOptions {
   readonly teamId?: string;
   /** Records each joined agent as attached through agent_sync (docs/bridging.md); default: not recorded. */
   readonly directory?: Pick<AgentDirectory, 'update'>;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /**
@@ -54,6 +55,15 @@ function isLoopback(host: string): boolean {
 export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gateway {
   const log = options.logger.child({ component: 'gateway.agent-sync' });
   const host = options.host ?? AGENT_SYNC_DEFAULT_HOST;
+  if (!isLoopbackHost(host) && options.unauthenticatedNetworkAccess !== true) {
+    throw new MusubiError(
+      'CONFIG_INVALID',
+      `agent-sync will not listen on ${host} (beyond loopback): ${AGENT_SYNC_NETWORK_RISK}. ` +
+        'Allow it with gateways.agentSync.unauthenticatedNetworkAccess: true (musubi.yaml) or ' +
+        '--unauthenticated-network-access (musubi agent-sync serve)',
+      { details: { host } },
+    );
+  }
   const connections = new Set<AgentSyncConnection>();
   let server: Server | undefined;
   let core: Promise<AgentSyncProtocol> | undefined;
@@ -137,9 +147,8 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
       if (address === null || typeof address === 'string')
         throw new MusubiError('GATEWAY_UNAVAILABLE', 'agent-sync gateway has no TCP address');
       bound = { kind: 'tcp', host: address.address, port: address.port };
-      if (!isLoopback(host)) {
-        log.warn({ host }, 'agent-sync listens beyond loopback: anyone who can connect controls the session');
-      }
+      if (!isLoopbackHost(host))
+        log.warn({ host }, `agent-sync listens beyond loopback: ${AGENT_SYNC_NETWORK_RISK}`);
       adopt(
         Promise.resolve(options.bus).then((bus) =>
           AgentSyncProtocol.open({

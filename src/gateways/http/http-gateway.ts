@@ -45,11 +45,16 @@ export interface HttpGatewayOptions {
   readonly bus: Bus;
   readonly logger: Logger;
   readonly clock: Clock;
-  /** Default 127.0.0.1. Anything beyond loopback needs `token` (CONFIG_INVALID otherwise). */
+  /**
+   * Default 127.0.0.1. Anything beyond loopback needs `token` and `networkAccess` (CONFIG_INVALID
+   * otherwise), and is logged as a warning at start.
+   */
   readonly host?: string;
   /** Default 7420; 0 picks a free port. */
   readonly port?: number;
   readonly token?: string;
+  /** Allows a host beyond loopback (with `token`): the dashboard and its API are then on the network. */
+  readonly networkAccess?: boolean;
   /** Default: an AgentDirectory over `bus`. */
   readonly agents?: AgentSource;
   /** The task registry, adapted; without it the task HUD shows "no task registry". */
@@ -95,6 +100,13 @@ function checkOptions(o: HttpGatewayOptions): { host: string; port: number } {
     throw new MusubiError(
       'CONFIG_INVALID',
       `binding the HTTP gateway to ${host} (beyond loopback) requires a token`,
+    );
+  }
+  if (!isLoopbackHost(host) && o.networkAccess !== true) {
+    throw new MusubiError(
+      'CONFIG_INVALID',
+      `binding the HTTP gateway to ${host} puts the dashboard and its API on the network: ` +
+        'it needs networkAccess (gateways.http.networkAccess: true) as well as a token',
     );
   }
   if (o.sayFrom !== undefined) assertMailboxName(o.sayFrom);
@@ -204,6 +216,12 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
     app = server;
     bound = server.server.address() as AddressInfo;
     log.info({ url: url() }, 'dashboard listening');
+    if (!isLoopbackHost(host)) {
+      log.warn(
+        { host },
+        'the dashboard and its API listen beyond loopback (networkAccess): the token guards them',
+      );
+    }
     if (options.urlFile !== undefined) {
       await writeUrlFile(options.urlFile, {
         url: url(),
