@@ -189,6 +189,12 @@ export const configSchema = z.strictObject({
   agentConcurrency: z.record(z.string(), z.number().int().min(1).max(256)).default({}),
   /** musubi as N.E.K.O.'s agent server (docs/neko.md); absent = not configured. */
   neko: nekoConfigSchema.optional(),
+  /**
+   * A NATS store's JetStream settings. `replicas`: copies of the journal stream and KV bucket (1-5; the
+   * store URL's `replicas=` wins). Absent: 3 on a cluster of at least 3 servers, else 1. Raising it
+   * raises existing streams at the next start; it is never lowered.
+   */
+  jetstream: z.strictObject({ replicas: z.number().int().min(1).max(5).optional() }).optional(),
 });
 
 /** A validated musubi configuration with every default filled in. */

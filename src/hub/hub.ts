@@ -75,6 +75,8 @@ async function openCore(options: OpenHubOptions): Promise<HubCore> {
     cwd: options.cwd,
     clock,
     pollIntervalMs: config.bus.pollIntervalMs,
+    ...(config.jetstream?.replicas !== undefined && { replicas: config.jetstream.replicas }),
+    onOpened: (what) => logger.info(what),
   });
   const bus = createBus({
     store,

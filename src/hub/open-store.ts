@@ -13,7 +13,7 @@ export type StoreLocation =
 
 /**
  * Parses `memory:`, `sqlite:<path>[?sync=normal|full]` (path relative to `cwd`) or
- * `nats://[user:pass@|token@]host[:port][,host...][?prefix=&token=&creds=&connectTimeoutMs=&retain=]`
+ * `nats://[user:pass@|token@]host[:port][,host...][?prefix=&token=&creds=&connectTimeoutMs=&retain=&replicas=]`
  * (see src/store/NATS-MAPPING.md). Throws STORE_URL_INVALID for anything else.
  */
 export function parseStoreUrl(url: string, cwd: string): StoreLocation {
@@ -62,6 +62,10 @@ export interface OpenStoreOptions {
   readonly cwd: string;
   readonly clock: Clock;
   readonly pollIntervalMs: number;
+  /** musubi.yaml `jetstream.replicas`: for a NATS store whose URL names no `replicas`. */
+  readonly replicas?: number;
+  /** Hears how the store was set up (a NATS store's replica count), for the start-up log. */
+  readonly onOpened?: (what: string) => void;
 }
 
 /**
@@ -76,7 +80,16 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   }
   if (location.kind === 'nats') {
     const { NatsStore } = await import('../store/nats/nats-store.js');
-    return NatsStore.open({ location, clock: options.clock });
+    const asked = location.replicas ?? options.replicas;
+    const store = await NatsStore.open({
+      location: { ...location, ...(asked !== undefined && { replicas: asked }) },
+      clock: options.clock,
+    });
+    options.onOpened?.(
+      `NATS store: journal stream and KV bucket at ${store.replicas} replica${store.replicas === 1 ? '' : 's'} ` +
+        (asked === undefined ? '(3 on a cluster of 3 or more servers, else 1)' : `(asked for ${asked})`),
+    );
+    return store;
   }
   await mkdir(dirname(location.path), { recursive: true, mode: 0o700 });
   const { SqliteStore } = await import('../store/sqlite/sqlite-store.js');

@@ -1,10 +1,16 @@
 import { headers, type QueuedIterator } from '@nats-io/transport-node';
-import { JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import { Kvm, KvWatchInclude, type KV, type KvEntry as NatsKvEntry, type KvWatchEntry } from '@nats-io/kv';
 import { MusubiError } from '../../core/errors.js';
 import { kvValueText } from '../kv-write.js';
 import type { KvChange, KvEntry, KvWriteOptions } from '../store.js';
 import { isWrongLastSequence, natsCall, storeUnavailable } from './nats-errors.js';
+import { raiseReplicas, withReplicaHint } from './journal-stream.js';
 import { readStream } from './stream-reader.js';
 import { untilAborted } from './until-aborted.js';
 
@@ -66,17 +72,43 @@ export class NatsKvSpace {
     void this.#track();
   }
 
-  /** Creates or opens the bucket. Rejects with STORE_UNAVAILABLE when NATS fails. */
-  static async open(js: JetStreamClient, bucket: string): Promise<NatsKvSpace> {
+  /**
+   * Creates or opens the bucket with `replicas` copies, raising an existing bucket that has fewer.
+   * Rejects with STORE_UNAVAILABLE when NATS fails.
+   */
+  static async open(
+    js: JetStreamClient,
+    jsm: JetStreamManager,
+    bucket: string,
+    replicas: number,
+  ): Promise<NatsKvSpace> {
     return natsCall('opening the KV bucket', async () => {
       const kvm = new Kvm(js);
+      const stream = `KV_${bucket}`;
+      // An existing bucket is opened (kvm.create would refuse a different replica count) and raised.
+      const exists = await raiseReplicas(jsm, stream, replicas).then(
+        () => true,
+        (err: unknown) =>
+          err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound
+            ? false
+            : Promise.reject(err),
+      );
       // Two hubs creating the bucket at once: the loser's create fails on the server (nats-server 2.9
       // says the subjects overlap), and the bucket the winner made is opened instead.
-      const kv = await kvm
-        .create(bucket, { history: KV_HISTORY })
-        .catch(async (err: unknown) =>
-          err instanceof JetStreamApiError ? kvm.open(bucket) : Promise.reject(err),
+      const create = (): Promise<KV> =>
+        withReplicaHint(replicas, `the KV bucket ${bucket}`, () =>
+          kvm.create(bucket, { history: KV_HISTORY, replicas }),
         );
+      const kv = exists
+        ? await kvm.open(bucket)
+        : await create().catch(async (err: unknown) => {
+            const isThere = await raiseReplicas(jsm, stream, replicas).then(
+              () => true,
+              () => false,
+            );
+            if (!isThere) throw err;
+            return kvm.open(bucket);
+          });
       const latest = (await kv.status()).streamInfo.state.last_seq;
       const tracker = await kv.watch({ include: KvWatchInclude.UpdatesOnly, headers_only: true });
       return new NatsKvSpace({ kv, js, bucket, tracker, latest });

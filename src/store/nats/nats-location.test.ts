@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isMusubiError } from '../../core/errors.js';
-import { parseNatsUrl, redactNatsUrl } from './nats-location.js';
+import { parseNatsUrl, redactNatsUrl, resolveReplicas } from './nats-location.js';
 
 function codeOf(call: () => unknown): string | undefined {
   try {
@@ -25,14 +25,21 @@ describe('parseNatsUrl', () => {
 
   it('reads a cluster, a prefix and every option', () => {
     const location = parseNatsUrl(
-      'nats://a:4222,b.example:5222?prefix=team-1&connectTimeoutMs=500&retain=50',
+      'nats://a:4222,b.example:5222?prefix=team-1&connectTimeoutMs=500&retain=50&replicas=3',
     );
     expect(location).toMatchObject({
       servers: ['a:4222', 'b.example:5222'],
       prefix: 'team-1',
       connectTimeoutMs: 500,
       retain: 50,
+      replicas: 3,
     });
+  });
+
+  it('asks for 3 replicas on a cluster of at least 3 servers unless a count is given', () => {
+    expect([1, 2, 3, 5].map((size) => resolveReplicas(undefined, size))).toEqual([1, 1, 3, 3]);
+    expect(resolveReplicas(1, 5)).toBe(1);
+    expect(resolveReplicas(5, 1)).toBe(5);
   });
 
   it('reads a user and password, a token or a creds file', () => {
@@ -57,6 +64,9 @@ describe('parseNatsUrl', () => {
       'nats://h:1?nope=1',
       'nats://h:1?connectTimeoutMs=0',
       'nats://h:1?retain=x',
+      'nats://h:1?replicas=0',
+      'nats://h:1?replicas=6',
+      'nats://h:1?replicas=two',
       'nats://u:p@h:1?token=t',
       'nats://h/path',
       'http://h:1',

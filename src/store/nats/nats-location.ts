@@ -9,7 +9,9 @@ export const DEFAULT_NATS_RETAIN = 100_000;
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const HOST_PORT_PATTERN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?$/;
-const OPTION_NAMES = ['prefix', 'token', 'creds', 'connectTimeoutMs', 'retain'] as const;
+const OPTION_NAMES = ['prefix', 'token', 'creds', 'connectTimeoutMs', 'retain', 'replicas'] as const;
+/** JetStream's own limit on a stream's replicas. */
+export const MAX_NATS_REPLICAS = 5;
 
 /** How to authenticate: none, a token, a user and password, or a NATS `.creds` file (JWT + nkey seed). */
 export type NatsAuth =
@@ -28,6 +30,11 @@ export interface NatsLocation {
   readonly auth: NatsAuth;
   readonly connectTimeoutMs: number;
   readonly retain: number;
+  /**
+   * Replicas of the journal stream and the KV bucket (1-5). Absent: 3 when the cluster has at least 3
+   * servers, else 1 (see resolveReplicas).
+   */
+  readonly replicas?: number;
 }
 
 function invalid(url: string, why: string): MusubiError {
@@ -62,7 +69,7 @@ function parseAuth(url: string, userinfo: string, params: URLSearchParams): Nats
 }
 
 /**
- * Parses `nats://[user:pass@|token@]host[:port][,host[:port]...][?prefix=&token=&creds=&connectTimeoutMs=&retain=]`.
+ * Parses `nats://[user:pass@|token@]host[:port][,host[:port]...][?prefix=&token=&creds=&connectTimeoutMs=&retain=&replicas=]`.
  * Port defaults to 4222. Throws STORE_URL_INVALID (with credentials redacted) for anything malformed.
  */
 export function parseNatsUrl(url: string): NatsLocation {
@@ -97,7 +104,23 @@ export function parseNatsUrl(url: string): NatsLocation {
       DEFAULT_NATS_CONNECT_TIMEOUT_MS,
     ),
     retain: positiveInt(url, 'retain', params.get('retain'), DEFAULT_NATS_RETAIN),
+    ...replicasOption(url, params.get('replicas')),
   };
+}
+
+function replicasOption(url: string, raw: string | null): { replicas?: number } {
+  if (raw === null) return {};
+  const replicas = positiveInt(url, 'replicas', raw, 1);
+  if (replicas > MAX_NATS_REPLICAS) throw invalid(url, `replicas must be 1-${MAX_NATS_REPLICAS}`);
+  return { replicas };
+}
+
+/**
+ * The replica count a store opens its streams with: the one asked for, else 3 when the cluster it
+ * connected to has at least 3 servers (`clusterSize`, from the server's INFO), else 1.
+ */
+export function resolveReplicas(asked: number | undefined, clusterSize: number): number {
+  return asked ?? (clusterSize >= 3 ? 3 : 1);
 }
 
 /** The URL with any password or token replaced by `***`, safe for messages and logs. */

@@ -10,7 +10,7 @@ import { JournalWriter } from './journal-writer.js';
 import { connectNats } from './nats-connection.js';
 import { natsCall, storeUnavailable } from './nats-errors.js';
 import { NatsKvSpace } from './nats-kv-space.js';
-import type { NatsLocation } from './nats-location.js';
+import { resolveReplicas, type NatsLocation } from './nats-location.js';
 import { OwnWrites } from './own-writes.js';
 
 /** How long opening waits for the journal follower to catch up with the stream. */
@@ -28,6 +28,16 @@ export interface NatsStoreParts {
   readonly closer: AbortController;
   readonly listeners: AvailableListeners;
   readonly writer: JournalWriter;
+  /** Replicas of the journal stream (as asked, or more when another hub raised it). */
+  readonly replicas: number;
+}
+
+/**
+ * Servers in the cluster the connection reached: the client URLs its INFO advertises (every server of
+ * the cluster, this one included), at least 1.
+ */
+function clusterSize(nc: NatsConnection): number {
+  return Math.max(1, new Set(nc.info?.connect_urls ?? []).size);
 }
 
 /**
@@ -48,8 +58,9 @@ export async function openNatsStoreParts(options: {
     const names = journalNames(location.prefix);
     const jsm = await natsCall('connecting to JetStream', () => jetstreamManager(nc));
     const js = jetstream(nc);
-    await ensureJournalStream(jsm, names);
-    const kv = await NatsKvSpace.open(js, names.kvBucket);
+    const replicas = resolveReplicas(location.replicas, clusterSize(nc));
+    const journalReplicas = await ensureJournalStream(jsm, names, replicas);
+    const kv = await NatsKvSpace.open(js, jsm, names.kvBucket, replicas);
     cleanup.push(() => kv.close());
     const view = new JournalView();
     const listeners = new AvailableListeners();
@@ -62,7 +73,7 @@ export async function openNatsStoreParts(options: {
     const follower = await JournalFollower.start({ js, names, onRecord: (msg) => ownWrites.deliver(msg) });
     cleanup.push(() => follower.close());
     await view.waitFollowed(lastSeq, { timeoutMs: CATCH_UP_TIMEOUT_MS, signal: closeSignal });
-    return { nc, jsm, names, view, follower, kv, closer, listeners, writer };
+    return { nc, jsm, names, view, follower, kv, closer, listeners, writer, replicas: journalReplicas };
   } catch (err) {
     for (const step of cleanup) step();
     await nc.close().catch(() => undefined); // the open error is the one worth reporting

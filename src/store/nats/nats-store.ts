@@ -41,6 +41,8 @@ export interface NatsStoreOptions {
 export class NatsStore implements Store {
   readonly kind = 'nats';
   readonly writesInOrder = false;
+  /** Replicas of the journal stream and KV bucket (the URL's `replicas`, else 3 on a cluster of 3+, else 1). */
+  readonly replicas: number;
   readonly #p: NatsStoreParts;
   readonly #clock: Clock;
   readonly #retain: number;
@@ -54,6 +56,7 @@ export class NatsStore implements Store {
     this.#p = parts;
     this.#clock = options.clock;
     this.#retain = options.location.retain;
+    this.replicas = parts.replicas;
     const { names, view, listeners, writer } = parts;
     this.#writer = writer;
     const clock = options.clock;

@@ -1,0 +1,111 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createSystemClock } from '../../src/core/clock.js';
+import { openStore } from '../../src/hub/open-store.js';
+import { isMusubiError } from '../../src/core/errors.js';
+import { parseNatsUrl } from '../../src/store/nats/nats-location.js';
+import { NatsStore } from '../../src/store/nats/nats-store.js';
+import {
+  deleteNamespace,
+  NatsServerProcess,
+  natsUnavailableReason,
+  SHARED_NATS,
+  uniquePrefix,
+} from '../fixtures/nats-server.js';
+
+// The replica count of the journal stream and KV bucket: R1 on the shared single server, a clear error
+// when more are asked than it can hold, and R3 (by default, and raised from R1) on a 3-server cluster
+// this test starts on free loopback ports.
+const sharedUnavailable = await natsUnavailableReason();
+const binaryUnavailable = await natsUnavailableReason({ needsBinary: true });
+const clock = createSystemClock();
+const cleanups: (() => Promise<void>)[] = [];
+let cluster: NatsServerProcess[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+afterAll(async () => {
+  for (const server of cluster) await server[Symbol.asyncDispose]();
+});
+
+async function open(server: string, prefix: string, query = ''): Promise<NatsStore> {
+  const store = await NatsStore.open({
+    location: parseNatsUrl(`nats://${server}?prefix=${prefix}&connectTimeoutMs=2000${query}`),
+    clock,
+  });
+  cleanups.push(() => store.close());
+  return store;
+}
+
+/** num_replicas of the journal stream and the KV bucket's stream of `prefix`. */
+async function replicasOf(server: string, prefix: string): Promise<number[]> {
+  const nc = await connect({ servers: server.split(','), timeout: 2_000 });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const streams = [`${prefix}_journal`, `KV_${prefix}_kv`];
+    return await Promise.all(streams.map(async (s) => (await jsm.streams.info(s)).config.num_replicas));
+  } finally {
+    await nc.close();
+  }
+}
+
+describe.skipIf(sharedUnavailable !== null)('NATS store replicas on one server', () => {
+  it('opens at 1 replica by default, and names the count when the server cannot hold more', async () => {
+    const prefix = uniquePrefix('replicas');
+    cleanups.push(() => deleteNamespace(SHARED_NATS, prefix));
+    const store = await open(SHARED_NATS, prefix);
+    expect(store.replicas).toBe(1);
+    expect(await replicasOf(SHARED_NATS, prefix)).toEqual([1, 1]);
+
+    const other = uniquePrefix('replicas');
+    cleanups.push(() => deleteNamespace(SHARED_NATS, other));
+    const err: unknown = await open(SHARED_NATS, other, '&replicas=3').catch((e: unknown) => e);
+    expect(isMusubiError(err, 'STORE_UNAVAILABLE')).toBe(true);
+    expect(String((err as Error).message)).toContain('needs 3 replicas');
+  });
+});
+
+describe.skipIf(sharedUnavailable !== null)('jetstream.replicas in musubi.yaml', () => {
+  it('applies when the store URL names no count, and the opened store says what it got', async () => {
+    const prefix = uniquePrefix('yaml');
+    cleanups.push(() => deleteNamespace(SHARED_NATS, prefix));
+    const url = `nats://${SHARED_NATS}?prefix=${prefix}&connectTimeoutMs=2000`;
+    const base = { cwd: process.cwd(), clock, pollIntervalMs: 100 };
+    const refused: unknown = await openStore({ ...base, url, replicas: 3 }).catch((e: unknown) => e);
+    expect(String((refused as Error).message)).toContain('needs 3 replicas');
+    const said: string[] = [];
+    const store = await openStore({
+      ...base,
+      url: `${url}&replicas=1`,
+      replicas: 3,
+      onOpened: (w) => said.push(w),
+    });
+    cleanups.push(() => store.close());
+    expect(said).toEqual([expect.stringContaining('at 1 replica (asked for 1)')]);
+  });
+});
+
+describe.skipIf(binaryUnavailable !== null)('NATS store replicas on a 3-server cluster', () => {
+  it('defaults to 3 replicas, and raises a stream created at 1 when 3 are asked', async () => {
+    cluster = await NatsServerProcess.cluster(3);
+    const seeds = cluster.map((s) => s.hostPort).join(',');
+    const prefix = uniquePrefix('r3');
+    const store = await open(seeds, prefix);
+    expect(store.replicas).toBe(3);
+    expect(await replicasOf(seeds, prefix)).toEqual([3, 3]);
+
+    const raised = uniquePrefix('r1');
+    const first = await open(seeds, raised, '&replicas=1');
+    expect(first.replicas).toBe(1);
+    expect(await replicasOf(seeds, raised)).toEqual([1, 1]);
+    await first.close();
+    const again = await open(seeds, raised, '&replicas=3');
+    expect(again.replicas).toBe(3);
+    expect(await replicasOf(seeds, raised)).toEqual([3, 3]);
+    // Never lowered: a hub asking for 1 later keeps the stream at 3.
+    const lower = await open(seeds, raised, '&replicas=1');
+    expect(lower.replicas).toBe(3);
+  }, 90_000);
+});
