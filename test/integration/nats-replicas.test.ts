@@ -108,4 +108,34 @@ describe.skipIf(binaryUnavailable !== null)('NATS store replicas on a 3-server c
     const lower = await open(seeds, raised, '&replicas=1');
     expect(lower.replicas).toBe(3);
   }, 90_000);
+
+  it('says the journal stream is offline, naming the server asked, when the server holding an R1 stream is gone', async () => {
+    const seeds = cluster.map((s) => s.hostPort).join(',');
+    const prefix = uniquePrefix('lost');
+    const store = await open(seeds, prefix, '&replicas=1');
+    const nc = await connect({ servers: seeds.split(','), timeout: 2_000 });
+    const leader = (await (await jetstreamManager(nc)).streams.info(`${prefix}_journal`)).cluster?.leader;
+    await nc.close();
+    const holder = cluster.find((_, i) => leader?.endsWith(`-${i}`) === true);
+    if (holder === undefined) throw new Error(`no server holds ${prefix}_journal (leader ${String(leader)})`);
+    await holder.stop();
+    const err: unknown = await store
+      .append('box', {
+        id: 'm-1',
+        from: 'a',
+        to: 'box',
+        type: 't',
+        priority: 'normal',
+        headers: {},
+        body: '',
+        createdAt: 0,
+        attempt: 0,
+      })
+      .catch((e: unknown) => e);
+    expect(isMusubiError(err, 'STORE_UNAVAILABLE')).toBe(true);
+    const message = String((err as Error).message);
+    expect(message).toContain(`stream ${prefix}_journal is offline`);
+    expect(message).toMatch(/asked 127\.0\.0\.1:\d+/);
+    expect(message).not.toContain('jetstream is not enabled');
+  }, 60_000);
 });

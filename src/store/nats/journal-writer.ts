@@ -5,7 +5,7 @@ import { parseMessageSubject, type JournalNames } from './journal-names.js';
 import type { JournalView } from './journal-view.js';
 import type { MessageEntry } from './mailbox-view.js';
 import type { FollowedMessage, OwnWrites } from './own-writes.js';
-import { isWrongLastSequence, natsCall, storeUnavailable } from './nats-errors.js';
+import { isWrongLastSequence, natsCall, streamUnavailable } from './nats-errors.js';
 
 /** How long a read waits for the follower to reach the journal's end before STORE_UNAVAILABLE. */
 const SYNC_TIMEOUT_MS = 10_000;
@@ -21,6 +21,8 @@ export interface JournalWriterOptions {
   readonly ownWrites: Pick<OwnWrites<FollowedMessage>, 'begin' | 'end'>;
   /** Aborts when the store closes, ending any wait. */
   readonly closeSignal: AbortSignal;
+  /** The server the connection is on now (named when the journal stream is unavailable). */
+  readonly server: () => string;
 }
 
 /**
@@ -55,7 +57,7 @@ export class JournalWriter {
     } catch (err) {
       ownWrites.end(subject, null);
       if (isWrongLastSequence(err)) return 'conflict';
-      throw storeUnavailable(err, 'writing a message record');
+      throw await this.#unavailable(err, 'writing a message record');
     }
     if (!ownWrites.end(subject, { seq, record })) {
       view.apply(subject, seq, record, { now: clock.now(), isFetched: true });
@@ -65,10 +67,17 @@ export class JournalWriter {
 
   /** Appends a record that needs no condition (an event from a higher layer); resolves its sequence. */
   async append(subject: string, record: JournalRecord): Promise<number> {
-    const ack = await natsCall('appending an event', () =>
-      this.#o.js.publish(subject, JSON.stringify(record)),
-    );
-    return ack.seq;
+    try {
+      return (await this.#o.js.publish(subject, JSON.stringify(record))).seq;
+    } catch (err) {
+      throw await this.#unavailable(err, 'appending an event');
+    }
+  }
+
+  /** A failed write's error; an unanswered one says whether the journal stream itself is unavailable. */
+  #unavailable(err: unknown, doing: string): Promise<Error> {
+    const { jsm, names, server } = this.#o;
+    return streamUnavailable(err, doing, { jsm, stream: names.stream, server: server() });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import { isMusubiError, MusubiError } from '../../core/errors.js';
 
 /** True when a conditional publish failed because the subject moved on (a lost compare-and-set). */
@@ -27,4 +27,51 @@ export async function natsCall<T>(doing: string, call: () => Promise<T>): Promis
   } catch (err) {
     throw storeUnavailable(err, doing);
   }
+}
+
+/** JetStream's code for "stream is offline" (its servers are down or cut off). */
+const STREAM_OFFLINE = 10118;
+
+/**
+ * What a stream's unavailability looks like from a client: a publish nobody answers ("jetstream is not
+ * enabled", from no responders on the stream's subject) or a request that timed out.
+ */
+function isUnanswered(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  // The client's JetStreamNotEnabled (not exported by @nats-io/jetstream), its TimeoutError, no responders.
+  return (
+    err.name === 'JetStreamNotEnabled' ||
+    err.name === 'TimeoutError' ||
+    /\b(?:jetstream is not enabled|timeout|no responders)\b/i.test(err.message)
+  );
+}
+
+/**
+ * {@link storeUnavailable}, except that a call on `stream` that nobody answered is explained: JetStream
+ * is asked about the stream, and when the stream is offline or has no leader the error says so (which
+ * server was asked, and that more replicas survive a lost server) instead of JetStream's "not enabled".
+ */
+export async function streamUnavailable(
+  err: unknown,
+  doing: string,
+  o: { readonly jsm: JetStreamManager; readonly stream: string; readonly server: string },
+): Promise<MusubiError> {
+  const plain = storeUnavailable(err, doing);
+  if (!isUnanswered(err)) return plain;
+  let why: string;
+  try {
+    const info = await o.jsm.streams.info(o.stream);
+    if (info.cluster === undefined || info.cluster.leader !== undefined) return plain;
+    why = 'has no leader: too few of the servers holding its replicas are reachable (no quorum)';
+  } catch (infoErr) {
+    if (!(infoErr instanceof JetStreamApiError && infoErr.code === STREAM_OFFLINE)) return plain;
+    why = 'is offline: the servers holding it are down or cut off';
+  }
+  return new MusubiError(
+    'STORE_UNAVAILABLE',
+    `NATS store: ${doing} failed: stream ${o.stream} ${why} (asked ${o.server}). JetStream itself is ` +
+      'up; the store works again when those servers are back, and a stream with 3 replicas (replicas=3) ' +
+      'survives losing one',
+    { cause: err, details: { stream: o.stream, server: o.server } },
+  );
 }

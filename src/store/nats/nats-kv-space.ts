@@ -9,7 +9,7 @@ import { Kvm, KvWatchInclude, type KV, type KvEntry as NatsKvEntry, type KvWatch
 import { MusubiError } from '../../core/errors.js';
 import { kvValueText } from '../kv-write.js';
 import type { KvChange, KvEntry, KvWriteOptions } from '../store.js';
-import { isWrongLastSequence, natsCall, storeUnavailable } from './nats-errors.js';
+import { isWrongLastSequence, natsCall, storeUnavailable, streamUnavailable } from './nats-errors.js';
 import { raiseReplicas, withReplicaHint } from './journal-stream.js';
 import { readStream } from './stream-reader.js';
 import { untilAborted } from './until-aborted.js';
@@ -55,6 +55,8 @@ export class NatsKvSpace {
   readonly #js: JetStreamClient;
   readonly #bucket: string;
   readonly #tracker: QueuedIterator<NatsKvEntry>;
+  readonly #jsm: JetStreamManager;
+  readonly #server: () => string;
   #latest: number;
 
   private constructor(parts: {
@@ -63,9 +65,13 @@ export class NatsKvSpace {
     bucket: string;
     tracker: QueuedIterator<NatsKvEntry>;
     latest: number;
+    jsm: JetStreamManager;
+    server: () => string;
   }) {
     this.#kv = parts.kv;
     this.#js = parts.js;
+    this.#jsm = parts.jsm;
+    this.#server = parts.server;
     this.#bucket = parts.bucket;
     this.#tracker = parts.tracker;
     this.#latest = parts.latest;
@@ -81,6 +87,7 @@ export class NatsKvSpace {
     jsm: JetStreamManager,
     bucket: string,
     replicas: number,
+    server: () => string,
   ): Promise<NatsKvSpace> {
     return natsCall('opening the KV bucket', async () => {
       const kvm = new Kvm(js);
@@ -111,7 +118,7 @@ export class NatsKvSpace {
           });
       const latest = (await kv.status()).streamInfo.state.last_seq;
       const tracker = await kv.watch({ include: KvWatchInclude.UpdatesOnly, headers_only: true });
-      return new NatsKvSpace({ kv, js, bucket, tracker, latest });
+      return new NatsKvSpace({ kv, js, bucket, tracker, latest, jsm, server });
     });
   }
 
@@ -132,7 +139,7 @@ export class NatsKvSpace {
       else revision = await this.#kv.update(key, text, expected);
     } catch (err) {
       if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
-      throw storeUnavailable(err, 'writing a key');
+      throw await this.#unavailable(err, 'writing a key');
     }
     this.#saw(revision);
     return { key, value: JSON.parse(text) as unknown, revision };
@@ -156,8 +163,17 @@ export class NatsKvSpace {
       this.#saw(ack.seq);
     } catch (err) {
       if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
-      throw storeUnavailable(err, 'deleting a key');
+      throw await this.#unavailable(err, 'deleting a key');
     }
+  }
+
+  /** A failed write's error; an unanswered one says whether the bucket's stream itself is unavailable. */
+  #unavailable(err: unknown, doing: string): Promise<Error> {
+    return streamUnavailable(err, doing, {
+      jsm: this.#jsm,
+      stream: `KV_${this.#bucket}`,
+      server: this.#server(),
+    });
   }
 
   async list(prefix: string): Promise<KvEntry[]> {

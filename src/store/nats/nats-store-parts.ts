@@ -60,7 +60,7 @@ export async function openNatsStoreParts(options: {
     const js = jetstream(nc);
     const replicas = resolveReplicas(location.replicas, clusterSize(nc));
     const journalReplicas = await ensureJournalStream(jsm, names, replicas);
-    const kv = await NatsKvSpace.open(js, jsm, names.kvBucket, replicas);
+    const kv = await NatsKvSpace.open(js, jsm, names.kvBucket, replicas, () => nc.getServer());
     cleanup.push(() => kv.close());
     const view = new JournalView();
     const listeners = new AvailableListeners();
@@ -68,7 +68,8 @@ export async function openNatsStoreParts(options: {
     const applyFollowed = followedRecordApplier({ names, view, clock, onAvailable });
     const ownWrites = new OwnWrites({ view, clock, applyFollowed });
     const closeSignal = closer.signal;
-    const writer = new JournalWriter({ js, jsm, names, view, clock, ownWrites, closeSignal });
+    const server = (): string => nc.getServer();
+    const writer = new JournalWriter({ js, jsm, names, view, clock, ownWrites, closeSignal, server });
     const lastSeq = await writer.lastSeq();
     const follower = await JournalFollower.start({ js, names, onRecord: (msg) => ownWrites.deliver(msg) });
     cleanup.push(() => follower.close());
