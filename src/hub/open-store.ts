@@ -18,7 +18,7 @@ export type StoreLocation =
  */
 export function parseStoreUrl(url: string, cwd: string): StoreLocation {
   if (url === 'memory:' || url === 'memory') return { kind: 'memory' };
-  if (url.startsWith('nats://')) return parseNatsUrl(url);
+  if (url.startsWith('nats://') || url.startsWith('tls://')) return parseNatsUrl(url);
   if (url.startsWith('sqlite:')) {
     const [rawPath = '', query = ''] = url.slice('sqlite:'.length).split('?', 2);
     const params = new URLSearchParams(query);
@@ -47,13 +47,13 @@ export function parseStoreUrl(url: string, cwd: string): StoreLocation {
   }
   throw new MusubiError(
     'STORE_URL_INVALID',
-    `unsupported store URL ${JSON.stringify(url)} (supported: memory:, sqlite:<path>, nats://host:port)`,
+    `unsupported store URL ${JSON.stringify(url)} (supported: memory:, sqlite:<path>, nats://host:port, tls://host:port)`,
   );
 }
 
 /** The store URL with any password or token replaced by `***`, for output and logs. */
 export function redactStoreUrl(url: string): string {
-  return url.startsWith('nats://') ? redactNatsUrl(url) : url;
+  return url.startsWith('nats://') || url.startsWith('tls://') ? redactNatsUrl(url) : url;
 }
 
 /** Options for {@link openStore}. */

@@ -3,11 +3,12 @@ import {
   AuthorizationError,
   connect,
   credsAuthenticator,
+  nkeyAuthenticator,
   type ConnectionOptions,
   type NatsConnection,
 } from '@nats-io/transport-node';
 import { MusubiError } from '../../core/errors.js';
-import type { NatsAuth, NatsLocation } from './nats-location.js';
+import type { NatsAuth, NatsLocation, NatsTls } from './nats-location.js';
 
 /** First retry delay of the initial connection; doubles up to {@link CONNECT_BACKOFF_CAP_MS}. */
 const CONNECT_BACKOFF_BASE_MS = 100;
@@ -34,7 +35,50 @@ async function authOptions(auth: NatsAuth): Promise<Partial<ConnectionOptions>> 
       });
       return { authenticator: credsAuthenticator(new Uint8Array(creds)) };
     }
+    case 'nkey':
+      return { authenticator: nkeyAuthenticator(await nkeySeed(auth)) };
   }
+}
+
+/** The seed of an nkey login, from its file or its environment variable; never shown in an error. */
+async function nkeySeed(auth: Extract<NatsAuth, { kind: 'nkey' }>): Promise<Uint8Array> {
+  let text: string;
+  if ('seedFile' in auth) {
+    text = await readFile(auth.seedFile, 'utf8').catch((err: unknown) => {
+      throw new MusubiError('STORE_UNAVAILABLE', `NATS nkey seed file ${auth.seedFile} cannot be read`, {
+        cause: err,
+      });
+    });
+  } else {
+    const value = process.env[auth.seedEnv];
+    if (value === undefined || value.trim() === '') {
+      throw new MusubiError(
+        'STORE_UNAVAILABLE',
+        `NATS nkey seed: environment variable ${auth.seedEnv} is not set (the store URL names it in nkeyEnv)`,
+      );
+    }
+    text = value;
+  }
+  const seed = text.trim();
+  const where = 'seedFile' in auth ? `file ${auth.seedFile}` : `environment variable ${auth.seedEnv}`;
+  // A user seed: "SU" and 56 more base32 characters. Checked here so a wrong value fails before connecting.
+  if (!/^SU[A-Z2-7]{56}$/.test(seed)) {
+    throw new MusubiError('STORE_UNAVAILABLE', `NATS nkey seed in ${where} is not a user seed (SU...)`);
+  }
+  return new TextEncoder().encode(seed);
+}
+
+function tlsOptions(tls: NatsTls | undefined): Partial<ConnectionOptions> {
+  if (tls === undefined) return {};
+  return {
+    tls: {
+      ...(tls.caFile !== undefined && { caFile: tls.caFile }),
+      ...(tls.certFile !== undefined && { certFile: tls.certFile }),
+      ...(tls.keyFile !== undefined && { keyFile: tls.keyFile }),
+      // Passed through to node:tls: the name the server's certificate must carry.
+      ...(tls.servername !== undefined && { servername: tls.servername }),
+    } as NonNullable<ConnectionOptions['tls']>,
+  };
 }
 
 function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -74,6 +118,7 @@ export async function connectNats(
     // (about a tenth of the CPU of a send -> ack); failures are wrapped in MusubiErrors anyway.
     noAsyncTraces: true,
     ...(await authOptions(location.auth)),
+    ...tlsOptions(location.tls),
   };
   let lastError: unknown;
   for (let attempt = 0; ; attempt++) {

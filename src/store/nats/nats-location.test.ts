@@ -56,6 +56,29 @@ describe('parseNatsUrl', () => {
     });
   });
 
+  it('reads TLS settings and nkey seeds from a file or an environment variable name', () => {
+    expect(parseNatsUrl('tls://10.0.0.5:4222').tls).toEqual({});
+    expect(parseNatsUrl('nats://h:1?tls=1').tls).toEqual({});
+    expect(parseNatsUrl('nats://h:1').tls).toBeUndefined();
+    expect(
+      parseNatsUrl('nats://10.0.0.5?ca=/etc/ca.pem&cert=/etc/c.pem&key=/etc/c.key&servername=nats.internal')
+        .tls,
+    ).toEqual({
+      caFile: '/etc/ca.pem',
+      certFile: '/etc/c.pem',
+      keyFile: '/etc/c.key',
+      servername: 'nats.internal',
+    });
+    expect(parseNatsUrl('nats://h:1?nkey=/etc/musubi/user.nk').auth).toEqual({
+      kind: 'nkey',
+      seedFile: '/etc/musubi/user.nk',
+    });
+    expect(parseNatsUrl('nats://h:1?nkeyEnv=MUSUBI_NKEY_SEED').auth).toEqual({
+      kind: 'nkey',
+      seedEnv: 'MUSUBI_NKEY_SEED',
+    });
+  });
+
   it('rejects malformed URLs with STORE_URL_INVALID', () => {
     for (const url of [
       'nats://',
@@ -67,6 +90,15 @@ describe('parseNatsUrl', () => {
       'nats://h:1?replicas=0',
       'nats://h:1?replicas=6',
       'nats://h:1?replicas=two',
+      'nats://h:1?cert=/c.pem',
+      'nats://h:1?key=/c.key',
+      'nats://h:1?tls=maybe',
+      'tls://h:1?tls=0',
+      'nats://h:1?tls=0&ca=/ca.pem',
+      'nats://h:1?servername=-bad-',
+      'nats://h:1?nkeyEnv=1BAD',
+      'nats://h:1?nkey=',
+      'nats://h:1?nkey=/a&token=t',
       'nats://u:p@h:1?token=t',
       'nats://h/path',
       'http://h:1',

@@ -9,16 +9,49 @@ export const DEFAULT_NATS_RETAIN = 100_000;
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const HOST_PORT_PATTERN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?$/;
-const OPTION_NAMES = ['prefix', 'token', 'creds', 'connectTimeoutMs', 'retain', 'replicas'] as const;
+const OPTION_NAMES = [
+  'prefix',
+  'token',
+  'creds',
+  'nkey',
+  'nkeyEnv',
+  'tls',
+  'ca',
+  'cert',
+  'key',
+  'servername',
+  'connectTimeoutMs',
+  'retain',
+  'replicas',
+] as const;
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const SERVER_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
 /** JetStream's own limit on a stream's replicas. */
 export const MAX_NATS_REPLICAS = 5;
 
-/** How to authenticate: none, a token, a user and password, or a NATS `.creds` file (JWT + nkey seed). */
+/**
+ * How to authenticate: none, a token, a user and password, a NATS `.creds` file (JWT + nkey seed), or
+ * an nkey seed read from a file or from an environment variable (named here, never given inline).
+ */
 export type NatsAuth =
   | { readonly kind: 'none' }
   | { readonly kind: 'token'; readonly token: string }
   | { readonly kind: 'user'; readonly user: string; readonly pass: string }
-  | { readonly kind: 'creds'; readonly path: string };
+  | { readonly kind: 'creds'; readonly path: string }
+  | { readonly kind: 'nkey'; readonly seedFile: string }
+  | { readonly kind: 'nkey'; readonly seedEnv: string };
+
+/**
+ * TLS to the servers (required when present): a CA bundle to trust instead of the system's, a client
+ * certificate and key for servers that verify clients, and the name to check the server's certificate
+ * against (needed when the URL names servers by IP address).
+ */
+export interface NatsTls {
+  readonly caFile?: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  readonly servername?: string;
+}
 
 /** A parsed `nats://` store URL. */
 export interface NatsLocation {
@@ -28,6 +61,8 @@ export interface NatsLocation {
   /** Namespace of every stream, bucket and subject the store uses; hubs sharing a team share it. */
   readonly prefix: string;
   readonly auth: NatsAuth;
+  /** Present: TLS is required (`tls://`, `?tls=1`, or any of `ca`, `cert`, `key`, `servername`). */
+  readonly tls?: NatsTls;
   readonly connectTimeoutMs: number;
   readonly retain: number;
   /**
@@ -48,14 +83,27 @@ function positiveInt(url: string, name: string, raw: string | null, fallback: nu
   return value;
 }
 
+function fileOption(url: string, params: URLSearchParams, name: string): string | undefined {
+  const value = params.get(name);
+  if (value === null) return undefined;
+  if (value === '' || value.includes('\0')) throw invalid(url, `${name} must name a file`);
+  return value;
+}
+
 function parseAuth(url: string, userinfo: string, params: URLSearchParams): NatsAuth {
   const token = params.get('token');
-  const creds = params.get('creds');
-  const sources = [userinfo !== '', token !== null, creds !== null].filter(Boolean).length;
-  if (sources > 1) throw invalid(url, 'give one of user:pass@, token@, ?token= or ?creds=');
-  if (creds !== null) {
-    if (creds === '' || creds.includes('\0')) throw invalid(url, 'creds must name a file');
-    return { kind: 'creds', path: creds };
+  const creds = fileOption(url, params, 'creds');
+  const nkey = fileOption(url, params, 'nkey');
+  const nkeyEnv = params.get('nkeyEnv');
+  const given = [userinfo !== '', token !== null, creds !== undefined, nkey !== undefined, nkeyEnv !== null];
+  if (given.filter(Boolean).length > 1) {
+    throw invalid(url, 'give one of user:pass@, token@, ?token=, ?creds=, ?nkey= or ?nkeyEnv=');
+  }
+  if (creds !== undefined) return { kind: 'creds', path: creds };
+  if (nkey !== undefined) return { kind: 'nkey', seedFile: nkey };
+  if (nkeyEnv !== null) {
+    if (!ENV_NAME_PATTERN.test(nkeyEnv)) throw invalid(url, 'nkeyEnv must name an environment variable');
+    return { kind: 'nkey', seedEnv: nkeyEnv };
   }
   if (token !== null) return { kind: 'token', token };
   if (userinfo === '') return { kind: 'none' };
@@ -69,12 +117,15 @@ function parseAuth(url: string, userinfo: string, params: URLSearchParams): Nats
 }
 
 /**
- * Parses `nats://[user:pass@|token@]host[:port][,host[:port]...][?prefix=&token=&creds=&connectTimeoutMs=&retain=&replicas=]`.
+ * Parses `nats://` or `tls://[user:pass@|token@]host[:port][,host[:port]...]` with the options
+ * `prefix`, `token`, `creds`, `nkey`, `nkeyEnv`, `tls`, `ca`, `cert`, `key`, `servername`,
+ * `connectTimeoutMs`, `retain`, `replicas` (src/store/NATS-MAPPING.md).
  * Port defaults to 4222. Throws STORE_URL_INVALID (with credentials redacted) for anything malformed.
  */
 export function parseNatsUrl(url: string): NatsLocation {
-  if (!url.startsWith('nats://')) throw invalid(url, 'a NATS store URL starts with nats://');
-  const rest = url.slice('nats://'.length);
+  const scheme = url.startsWith('nats://') ? 'nats://' : url.startsWith('tls://') ? 'tls://' : null;
+  if (scheme === null) throw invalid(url, 'a NATS store URL starts with nats:// (or tls://)');
+  const rest = url.slice(scheme.length);
   const queryAt = rest.indexOf('?');
   const authority = queryAt < 0 ? rest : rest.slice(0, queryAt);
   const params = new URLSearchParams(queryAt < 0 ? '' : rest.slice(queryAt + 1));
@@ -97,6 +148,7 @@ export function parseNatsUrl(url: string): NatsLocation {
     servers: servers.map((s) => (/:[0-9]+$/.test(s) ? s : `${s}:4222`)),
     prefix,
     auth: parseAuth(url, userinfo, params),
+    ...tlsOption(url, params, scheme === 'tls://'),
     connectTimeoutMs: positiveInt(
       url,
       'connectTimeoutMs',
@@ -105,6 +157,35 @@ export function parseNatsUrl(url: string): NatsLocation {
     ),
     retain: positiveInt(url, 'retain', params.get('retain'), DEFAULT_NATS_RETAIN),
     ...replicasOption(url, params.get('replicas')),
+  };
+}
+
+function tlsOption(url: string, params: URLSearchParams, isTlsScheme: boolean): { tls?: NatsTls } {
+  const flag = params.get('tls');
+  if (flag !== null && !['1', 'true', '0', 'false'].includes(flag)) throw invalid(url, 'tls must be 1 or 0');
+  const caFile = fileOption(url, params, 'ca');
+  const certFile = fileOption(url, params, 'cert');
+  const keyFile = fileOption(url, params, 'key');
+  const servername = params.get('servername') ?? undefined;
+  if (servername !== undefined && !SERVER_NAME_PATTERN.test(servername)) {
+    throw invalid(url, 'servername must be a host name');
+  }
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw invalid(url, 'a client certificate needs both cert= and key=');
+  }
+  const isAsked = isTlsScheme || flag === '1' || flag === 'true';
+  const hasSettings = [caFile, certFile, servername].some((v) => v !== undefined);
+  if ((flag === '0' || flag === 'false') && (isTlsScheme || hasSettings)) {
+    throw invalid(url, 'tls=0 contradicts tls:// or the ca, cert, key and servername options');
+  }
+  if (!isAsked && !hasSettings) return {};
+  return {
+    tls: {
+      ...(caFile !== undefined && { caFile }),
+      ...(certFile !== undefined && { certFile }),
+      ...(keyFile !== undefined && { keyFile }),
+      ...(servername !== undefined && { servername }),
+    },
   };
 }
 
@@ -125,5 +206,5 @@ export function resolveReplicas(asked: number | undefined, clusterSize: number):
 
 /** The URL with any password or token replaced by `***`, safe for messages and logs. */
 export function redactNatsUrl(url: string): string {
-  return url.replace(/^(nats:\/\/)[^@/?]*@/, '$1***@').replace(/([?&]token=)[^&]*/, '$1***');
+  return url.replace(/^((?:nats|tls):\/\/)[^@/?]*@/, '$1***@').replace(/([?&]token=)[^&]*/, '$1***');
 }
