@@ -1,4 +1,5 @@
 import type { Clock } from '../../core/clock.js';
+import type { ServerClock } from './server-clock.js';
 import type { Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { AvailableListeners } from '../available-listeners.js';
@@ -18,7 +19,8 @@ export interface NatsMailboxesOptions {
   readonly names: JournalNames;
   readonly view: JournalView;
   readonly writer: JournalWriter;
-  readonly clock: Clock;
+  /** The server's time: leases are decided on it, and taken only while assertCanLease passes. */
+  readonly clock: Clock & Pick<ServerClock, 'assertCanLease'>;
   readonly listeners: AvailableListeners;
 }
 
@@ -109,6 +111,7 @@ export class NatsMailboxes {
 
   async claim(mailbox: string, leaseMs: number): Promise<Delivery | null> {
     const { view, writer, clock } = this.#o;
+    clock.assertCanLease();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const box = view.mailbox(mailbox);
       const now = clock.now();
@@ -180,6 +183,7 @@ export class NatsMailboxes {
   }
 
   async extend(deliveryId: string, leaseMs: number): Promise<Delivery> {
+    this.#o.clock.assertCanLease();
     const { entry, seq, record } = await this.#settle(deliveryId, (current, now) =>
       changed(
         'extended',

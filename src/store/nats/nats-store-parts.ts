@@ -12,6 +12,7 @@ import { natsCall, storeUnavailable } from './nats-errors.js';
 import { NatsKvSpace } from './nats-kv-space.js';
 import { resolveReplicas, type NatsLocation } from './nats-location.js';
 import { OwnWrites } from './own-writes.js';
+import { ServerClock } from './server-clock.js';
 
 /** How long opening waits for the journal follower to catch up with the stream. */
 const CATCH_UP_TIMEOUT_MS = 30_000;
@@ -30,6 +31,29 @@ export interface NatsStoreParts {
   readonly writer: JournalWriter;
   /** Replicas of the journal stream (as asked, or more when another hub raised it). */
   readonly replicas: number;
+  /** The server's time, on which every lease and delay is decided; the store closes it. */
+  readonly clock: ServerClock;
+}
+
+/** How long a first write waits for a stream just created in a cluster to take writes. */
+const NEW_STREAM_READY_MS = 5_000;
+
+/**
+ * Runs a first publish, retrying while nobody answers it: in a cluster a stream just created (or just
+ * moved) takes a moment before its subjects reach a leader, and until then JetStream says "no
+ * responders" (reported as "jetstream is not enabled").
+ */
+async function publishWhenReady<T>(publish: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + NEW_STREAM_READY_MS;
+  for (;;) {
+    try {
+      return await publish();
+    } catch (err) {
+      const isUnanswered = err instanceof Error && /not enabled|no responders/i.test(err.message);
+      if (!isUnanswered || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 /**
@@ -49,8 +73,9 @@ export async function openNatsStoreParts(options: {
   readonly location: NatsLocation;
   readonly clock: Clock;
   readonly signal?: AbortSignal;
+  readonly isClockTrusted?: boolean;
 }): Promise<NatsStoreParts> {
-  const { clock, location } = options;
+  const { location } = options;
   const nc = await connectNats(location, options.signal === undefined ? {} : { signal: options.signal });
   const closer = new AbortController();
   const cleanup: (() => void)[] = [];
@@ -62,6 +87,24 @@ export async function openNatsStoreParts(options: {
     const journalReplicas = await ensureJournalStream(jsm, names, replicas);
     const kv = await NatsKvSpace.open(js, jsm, names.kvBucket, replicas, () => nc.getServer());
     cleanup.push(() => kv.close());
+    // Leases and delays are decided on the server's time (see ServerClock); measured before anything
+    // else reads the clock. The probe is an empty record on the event subject, which reads skip.
+    const serverClock = new ServerClock({
+      local: options.clock,
+      probe: async () => {
+        const sentAt = options.clock.now();
+        const ack = await publishWhenReady(() => js.publish(names.eventSubject, new Uint8Array(0)));
+        const ackedAt = options.clock.now();
+        const stored = await jsm.streams.getMessage(names.stream, { seq: ack.seq });
+        // Trimmed away already (a tiny `retain` under heavy load): that sample is lost, say so.
+        if (stored === null) throw new Error(`the clock probe at sequence ${ack.seq} is gone`);
+        return { sentAt, ackedAt, serverAt: stored.time.getTime() };
+      },
+    });
+    if (options.isClockTrusted !== true)
+      await natsCall('reading the server time', () => serverClock.measure());
+    cleanup.push(() => serverClock.close());
+    const clock = serverClock;
     const view = new JournalView();
     const listeners = new AvailableListeners();
     const onAvailable = (mailbox: string): void => listeners.notify(mailbox);
@@ -74,7 +117,20 @@ export async function openNatsStoreParts(options: {
     const follower = await JournalFollower.start({ js, names, onRecord: (msg) => ownWrites.deliver(msg) });
     cleanup.push(() => follower.close());
     await view.waitFollowed(lastSeq, { timeoutMs: CATCH_UP_TIMEOUT_MS, signal: closeSignal });
-    return { nc, jsm, names, view, follower, kv, closer, listeners, writer, replicas: journalReplicas };
+    if (options.isClockTrusted !== true) serverClock.startMeasuring();
+    return {
+      nc,
+      jsm,
+      names,
+      view,
+      follower,
+      kv,
+      closer,
+      listeners,
+      writer,
+      replicas: journalReplicas,
+      clock: serverClock,
+    };
   } catch (err) {
     for (const step of cleanup) step();
     await nc.close().catch(() => undefined); // the open error is the one worth reporting

@@ -19,7 +19,11 @@ function openStore(clock: FakeClock, options: { prefix?: string; retain?: number
   const prefix = options.prefix ?? uniquePrefix('store');
   if (!created.includes(prefix)) created.push(prefix);
   const retain = options.retain === undefined ? '' : `&retain=${options.retain}`;
-  return NatsStore.open({ location: parseNatsUrl(`nats://${SHARED_NATS}?prefix=${prefix}${retain}`), clock });
+  return NatsStore.open({
+    location: parseNatsUrl(`nats://${SHARED_NATS}?prefix=${prefix}${retain}`),
+    clock,
+    isClockTrusted: true,
+  });
 }
 
 afterEach(async () => {

@@ -29,18 +29,29 @@ export interface NatsStoreOptions {
   readonly location: NatsLocation;
   readonly clock: Clock;
   readonly signal?: AbortSignal;
+  /**
+   * Decide leases on `clock` as it is, without measuring its offset from the NATS server's time (for
+   * a fake clock that tests move by hand). Default false: leases follow the server's time.
+   */
+  readonly isClockTrusted?: boolean;
 }
 
 /**
  * The Store port on NATS JetStream, for teams whose hubs run on several machines. Every message
  * change is one record in a journal stream (also the event log); each store keeps a view of the
  * journal to choose what to claim and writes with compare-and-set, so any number of hubs can share
- * one prefix. Leases and delays follow the injected clock (keep hub clocks in sync). See
+ * one prefix. Leases and delays follow the NATS server's time (the injected clock corrected by its
+ * measured offset; a hub more than 10 s off takes no leases, see ServerClock). See
  * src/store/NATS-MAPPING.md. Errors as the port, plus STORE_UNAVAILABLE when NATS cannot be reached.
  */
 export class NatsStore implements Store {
   readonly kind = 'nats';
   readonly writesInOrder = false;
+  /** How far this hub's clock is ahead of the NATS server's (negative: behind), as last measured. */
+  get clockOffsetMs(): number {
+    return this.#p.clock.offsetMs;
+  }
+
   /** Replicas of the journal stream and KV bucket (the URL's `replicas`, else 3 on a cluster of 3+, else 1). */
   readonly replicas: number;
   readonly #p: NatsStoreParts;
@@ -54,12 +65,12 @@ export class NatsStore implements Store {
 
   private constructor(parts: NatsStoreParts, options: NatsStoreOptions) {
     this.#p = parts;
-    this.#clock = options.clock;
+    this.#clock = parts.clock;
     this.#retain = options.location.retain;
     this.replicas = parts.replicas;
     const { names, view, listeners, writer } = parts;
     this.#writer = writer;
-    const clock = options.clock;
+    const clock = parts.clock;
     this.#mailboxes = new NatsMailboxes({ names, view, writer, clock, listeners });
     const js = jetstream(parts.nc);
     this.#events = new NatsEventLog({ js, names, writer, clock, closeSignal: parts.closer.signal });
@@ -222,8 +233,9 @@ export class NatsStore implements Store {
   /** Idempotent: repeat calls share one promise. Running watches and follows end; the connection closes. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      const { closer, follower, kv, listeners, nc } = this.#p;
+      const { closer, follower, kv, listeners, nc, clock } = this.#p;
       this.#trimTimer?.cancel();
+      clock.close();
       closer.abort(new MusubiError('STORE_CLOSED', 'NATS store is closed'));
       listeners.clear();
       follower.close();
