@@ -28,6 +28,11 @@ import {
 } from './bench-kit.js';
 import { fixed, formatCount, renderPlot, type Panel } from './svg-plot.js';
 
+/** One plot series: each row's value against the size it was measured at. */
+function along<T>(sizes: readonly number[], rows: readonly T[], y: (row: T) => number): [number, number][] {
+  return rows.map((row, i) => [sizes[i] ?? 0, y(row)]);
+}
+
 const isQuick = process.env.COST_CURVE_QUICK === '1';
 const SIZES = isQuick
   ? {
@@ -359,8 +364,8 @@ async function backlogCurve(open: OpenStore): Promise<Curve & { prefill: string 
         xLabel: 'messages already queued',
         yLabel: 'msgs/s',
         series: [
-          { label: 'other mailbox', points: other.map((r, i) => [sizes[i] ?? 0, r.msgsPerS]) },
-          { label: 'same mailbox (drain)', points: same.map((r, i) => [sizes[i] ?? 0, r.msgsPerS]) },
+          { label: 'other mailbox', points: along(sizes, other, (r) => r.msgsPerS) },
+          { label: 'same mailbox (drain)', points: along(sizes, same, (r) => r.msgsPerS) },
         ],
       },
       {
@@ -368,8 +373,8 @@ async function backlogCurve(open: OpenStore): Promise<Curve & { prefill: string 
         xLabel: 'messages already queued',
         yLabel: 'p99 ms',
         series: [
-          { label: 'other: send -> acked', points: other.map((r, i) => [sizes[i] ?? 0, r.p99]) },
-          { label: 'same: receive -> acked', points: same.map((r, i) => [sizes[i] ?? 0, r.p99]) },
+          { label: 'other: send -> acked', points: along(sizes, other, (r) => r.p99) },
+          { label: 'same: receive -> acked', points: along(sizes, same, (r) => r.p99) },
         ],
       },
     ],
@@ -420,17 +425,15 @@ async function mailboxCurve(open: OpenStore): Promise<Curve> {
         title: 'Mailboxes: throughput',
         xLabel: 'mailboxes the load is spread over',
         yLabel: 'msgs/s',
-        series: [
-          { label: 'send -> receive -> ack', points: results.map((r, i) => [sizes[i] ?? 0, r.msgsPerS]) },
-        ],
+        series: [{ label: 'send -> receive -> ack', points: along(sizes, results, (r) => r.msgsPerS) }],
       },
       {
         title: 'Mailboxes: latency',
         xLabel: 'mailboxes the load is spread over',
         yLabel: 'ms, send -> acked',
         series: [
-          { label: 'p50', points: results.map((r, i) => [sizes[i] ?? 0, r.p50]) },
-          { label: 'p99', points: results.map((r, i) => [sizes[i] ?? 0, r.p99]) },
+          { label: 'p50', points: along(sizes, results, (r) => r.p50) },
+          { label: 'p99', points: along(sizes, results, (r) => r.p99) },
         ],
       },
     ],
@@ -530,15 +533,15 @@ async function idleConsumerCurve(open: OpenStore): Promise<Curve> {
         xLabel: 'idle consumers parked on the mailbox',
         yLabel: 'ms, send -> receive resolves',
         series: [
-          { label: 'p50', points: results.map((r, i) => [sizes[i] ?? 0, r.p50]) },
-          { label: 'p99', points: results.map((r, i) => [sizes[i] ?? 0, r.p99]) },
+          { label: 'p50', points: along(sizes, results, (r) => r.p50) },
+          { label: 'p99', points: along(sizes, results, (r) => r.p99) },
         ],
       },
       {
         title: 'Idle consumers: claims per message',
         xLabel: 'idle consumers parked on the mailbox',
         yLabel: 'store.claim calls / msg',
-        series: [{ label: 'claims/msg', points: results.map((r, i) => [sizes[i] ?? 0, r.claimsPerMsg]) }],
+        series: [{ label: 'claims/msg', points: along(sizes, results, (r) => r.claimsPerMsg) }],
       },
     ],
   };
@@ -622,8 +625,8 @@ async function fileSizeCurve(open: OpenStore): Promise<Curve> {
         xLabel: 'messages sent and acked',
         yLabel: 'MiB',
         series: [
-          { label: 'db', points: samples.map((s, i) => [sizes[i] ?? 0, mib(s.db)]) },
-          { label: 'db + WAL', points: samples.map((s, i) => [sizes[i] ?? 0, mib(s.db + s.wal)]) },
+          { label: 'db', points: along(sizes, samples, (s) => mib(s.db)) },
+          { label: 'db + WAL', points: along(sizes, samples, (s) => mib(s.db + s.wal)) },
         ],
       },
     ],

@@ -47,20 +47,13 @@ export function parseStoreUrl(url: string, cwd: string): StoreLocation {
   }
   throw new MusubiError(
     'STORE_URL_INVALID',
-    `unsupported store URL ${JSON.stringify(redactAnyUrl(url))} (supported: memory:, sqlite:<path>, nats://host:port, tls://host:port)`,
+    `unsupported store URL ${JSON.stringify(redactNatsUrl(url))} (supported: memory:, sqlite:<path>, nats://host:port, tls://host:port)`,
   );
-}
-
-/** A URL of any scheme with user info and token or password parameters replaced by `***`. */
-function redactAnyUrl(url: string): string {
-  return url
-    .replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^@/?]*@/, '$1***@')
-    .replace(/([?&](?:token|pass|password|secret)=)[^&]*/gi, '$1***');
 }
 
 /** The store URL with any password or token replaced by `***`, for output and logs. */
 export function redactStoreUrl(url: string): string {
-  return url.startsWith('nats://') || url.startsWith('tls://') ? redactNatsUrl(url) : url;
+  return redactNatsUrl(url);
 }
 
 /** Options for {@link openStore}. */

@@ -33,16 +33,22 @@ export async function natsCall<T>(doing: string, call: () => Promise<T>): Promis
 const STREAM_OFFLINE = 10118;
 
 /**
- * What a stream's unavailability looks like from a client: a publish nobody answers ("jetstream is not
- * enabled", from no responders on the stream's subject) or a request that timed out.
+ * A publish nobody answers: JetStream has no responder for the subject (yet), which the client reports
+ * as JetStreamNotEnabled ("jetstream is not enabled", not exported by @nats-io/jetstream).
  */
-function isUnanswered(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  // The client's JetStreamNotEnabled (not exported by @nats-io/jetstream), its TimeoutError, no responders.
+export function isNoResponders(err: unknown): boolean {
   return (
-    err.name === 'JetStreamNotEnabled' ||
-    err.name === 'TimeoutError' ||
-    /\b(?:jetstream is not enabled|timeout|no responders)\b/i.test(err.message)
+    err instanceof Error &&
+    (err.name === 'JetStreamNotEnabled' ||
+      /\b(?:jetstream is not enabled|no responders)\b/i.test(err.message))
+  );
+}
+
+/** What a stream's unavailability looks like from a client: no responders, or a request that timed out. */
+function isUnanswered(err: unknown): boolean {
+  return (
+    isNoResponders(err) ||
+    (err instanceof Error && (err.name === 'TimeoutError' || /\btimeout\b/i.test(err.message)))
   );
 }
 

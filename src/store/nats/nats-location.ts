@@ -204,7 +204,12 @@ export function resolveReplicas(asked: number | undefined, clusterSize: number):
   return asked ?? (clusterSize >= 3 ? 3 : 1);
 }
 
-/** The URL with any password or token replaced by `***`, safe for messages and logs. */
+/**
+ * The URL (of any scheme) with user info and token, pass, password or secret parameters replaced by
+ * `***`, safe for messages and logs.
+ */
 export function redactNatsUrl(url: string): string {
-  return url.replace(/^((?:nats|tls):\/\/)[^@/?]*@/, '$1***@').replace(/([?&]token=)[^&]*/, '$1***');
+  return url
+    .replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^@/?]*@/, '$1***@')
+    .replace(/([?&](?:token|pass|password|secret)=)[^&]*/gi, '$1***');
 }

@@ -8,7 +8,7 @@ import { ensureJournalStream } from './journal-stream.js';
 import { JournalView } from './journal-view.js';
 import { JournalWriter } from './journal-writer.js';
 import { connectNats } from './nats-connection.js';
-import { natsCall, storeUnavailable } from './nats-errors.js';
+import { isNoResponders, natsCall, storeUnavailable } from './nats-errors.js';
 import { NatsKvSpace } from './nats-kv-space.js';
 import { resolveReplicas, type NatsLocation } from './nats-location.js';
 import { OwnWrites } from './own-writes.js';
@@ -49,8 +49,7 @@ async function publishWhenReady<T>(publish: () => Promise<T>): Promise<T> {
     try {
       return await publish();
     } catch (err) {
-      const isUnanswered = err instanceof Error && /not enabled|no responders/i.test(err.message);
-      if (!isUnanswered || Date.now() > deadline) throw err;
+      if (!isNoResponders(err) || Date.now() > deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
