@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { ask, freePort, startServer, waitFor, type TestServer } from '../fixtures/agent-sync-harness.js';
-import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
-import { CLI_ENTRY, TSX_LOADER, runCli } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 let server: TestServer;
 let musubi: BundledCli;
@@ -55,7 +54,7 @@ describe('musubi agent-sync client subcommands', () => {
   it('exits 2 on usage errors and 1 with help on stdout without a subcommand', async () => {
     const [usage, bare, badInt] = await Promise.all([
       sync(['set-phase', 'MERGE']),
-      runCli(['agent-sync'], { cwd: server.cwd }),
+      musubi.run(['agent-sync'], { cwd: server.cwd }),
       sync(['listen', 'agent-a', '--timeout', 'soon']),
     ]);
     expect(usage.code).toBe(2);
@@ -66,7 +65,7 @@ describe('musubi agent-sync client subcommands', () => {
   });
 
   it('refuses `serve --host` beyond loopback without --unauthenticated-network-access, naming the risk', async () => {
-    const refused = await runCli(['agent-sync', 'serve', '--host', '0.0.0.0', '--port', '0'], {
+    const refused = await musubi.run(['agent-sync', 'serve', '--host', '0.0.0.0', '--port', '0'], {
       cwd: server.cwd,
       env: { MUSUBI_STORE: 'memory:' },
     });
@@ -142,14 +141,10 @@ describe('musubi agent-sync client subcommands', () => {
 
   it('retries the connect every 3 s until the server comes up', async () => {
     const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      ['--import', TSX_LOADER, CLI_ENTRY, 'agent-sync', 'status', '--port', String(port)],
-      {
-        cwd: server.cwd,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [musubi.entry, 'agent-sync', 'status', '--port', String(port)], {
+      cwd: server.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     let stdout = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));

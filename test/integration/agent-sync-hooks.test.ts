@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ask, freePort, startServer, type TestServer } from '../fixtures/agent-sync-harness.js';
-import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 let server: TestServer;
 let musubi: BundledCli;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ask, startServer, type TestServer } from '../fixtures/agent-sync-harness.js';
-import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 let musubi: BundledCli;
 beforeAll(async () => (musubi = await bundleCli()));

@@ -2,7 +2,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 import { ask, freePort, startServer, waitFor, type TestServer } from '../fixtures/agent-sync-harness.js';
 
 let musubi: BundledCli;

@@ -8,7 +8,7 @@ import { runSendTool } from '../../src/cli/ignite/send-tool.js';
 import { BodyFields } from '../../src/gateways/ignite/body-fields.js';
 import { parseMime } from '../../src/gateways/ignite/mime/mime-parse.js';
 import { waitFor } from '../fixtures/agent-sync-harness.js';
-import { bundleCli, type BundledCli } from '../fixtures/agent-sync-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 import { startBridgingHub, type BridgingHub } from '../fixtures/bridging-hub.js';
 import { runTool } from '../fixtures/ignite-tool-io.js';
 import { expectNoLiveChildren } from '../fixtures/process-children.js';

@@ -2,12 +2,18 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_BIN_DIR, makeTempDir } from '../fakes/fake-cli-harness.js';
-import { runCli } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
-beforeAll(async () => ({ dir, cleanup } = await makeTempDir('musubi-cli-agent-')));
-afterAll(() => cleanup());
+let musubi: BundledCli;
+beforeAll(async () => {
+  [{ dir, cleanup }, musubi] = await Promise.all([makeTempDir('musubi-cli-agent-'), bundleCli()]);
+});
+afterAll(async () => {
+  await cleanup();
+  await musubi.remove();
+});
 
 const withFakes = {
   PATH: `${FAKE_BIN_DIR}${delimiter}${dirname(process.execPath)}`,
@@ -17,7 +23,7 @@ const withoutCli = { PATH: dirname(process.execPath), MUSUBI_STORE: 'memory:' };
 
 describe('cli - agent commands', () => {
   it('doctor lists every backend as found with its version, saying it only checked the binaries', async () => {
-    const run = await runCli(['agent', 'doctor'], { cwd: dir, env: withFakes });
+    const run = await musubi.run(['agent', 'doctor'], { cwd: dir, env: withFakes });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^claude +found +2\.1\.332 \(Claude Code\)/m);
     expect(run.stdout).toMatch(/^codex +found +codex-cli 0\.171\.0/m);
@@ -29,7 +35,11 @@ describe('cli - agent commands', () => {
   });
 
   it('doctor --probe runs one turn per backend and names an auth problem with its fix', async () => {
-    const ok = await runCli(['agent', 'doctor', '--probe'], { cwd: dir, env: withFakes, timeoutMs: 60_000 });
+    const ok = await musubi.run(['agent', 'doctor', '--probe'], {
+      cwd: dir,
+      env: withFakes,
+      timeoutMs: 60_000,
+    });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^claude +ready +2\.1\.332/m);
     expect(ok.stdout).toMatch(/^gemini +ready /m);
@@ -42,7 +52,7 @@ describe('cli - agent commands', () => {
       FAKE_AGENT_IS_ERROR: '1',
       FAKE_AGENT_TEXT: 'Not logged in · Please run /login',
     };
-    const bad = await runCli(['agent', 'doctor', '--probe'], {
+    const bad = await musubi.run(['agent', 'doctor', '--probe'], {
       cwd: project,
       env: loggedOut,
       timeoutMs: 60_000,
@@ -54,7 +64,7 @@ describe('cli - agent commands', () => {
   });
 
   it('doctor says why a backend is not ready', async () => {
-    const run = await runCli(['agent', 'doctor', '--json'], { cwd: dir, env: withoutCli });
+    const run = await musubi.run(['agent', 'doctor', '--json'], { cwd: dir, env: withoutCli });
     const rows: Array<{ backend: string; ready: boolean; reasons: string[] }> = JSON.parse(run.stdout);
     expect(rows.find((r) => r.backend === 'gemini')).toMatchObject({
       ready: false,
@@ -65,7 +75,7 @@ describe('cli - agent commands', () => {
 
   it('runs one scripted turn that writes a file and prints the JSON result', async () => {
     const prompt = 'write out/hello.txt hi there\nreply written';
-    const run = await runCli(['agent', 'run', '--backend', 'scripted', '--cwd', dir, '--json', prompt], {
+    const run = await musubi.run(['agent', 'run', '--backend', 'scripted', '--cwd', dir, '--json', prompt], {
       cwd: dir,
       env: withoutCli,
     });
@@ -81,10 +91,13 @@ describe('cli - agent commands', () => {
   });
 
   it('runs a claude turn through the fake and prints its text; resumes with --session', async () => {
-    const run = await runCli(['agent', 'run', '--backend', 'claude', '--session', 's-1', '--json', 'hello'], {
-      cwd: dir,
-      env: withFakes,
-    });
+    const run = await musubi.run(
+      ['agent', 'run', '--backend', 'claude', '--session', 's-1', '--json', 'hello'],
+      {
+        cwd: dir,
+        env: withFakes,
+      },
+    );
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({
       text: 'echo: hello',
@@ -94,21 +107,30 @@ describe('cli - agent commands', () => {
   });
 
   it('fails with AGENT_NOT_FOUND, AGENT_TIMEOUT and PATH_OUTSIDE_CWD as coded errors', async () => {
-    const missing = await runCli(['agent', 'run', '--backend', 'codex', 'x'], { cwd: dir, env: withoutCli });
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe("musubi: AGENT_NOT_FOUND: agent CLI 'codex' not found on PATH\n");
-    const slow = await runCli(['agent', 'run', '--backend', 'scripted', '--timeout', '100', 'sleep 5000'], {
+    const missing = await musubi.run(['agent', 'run', '--backend', 'codex', 'x'], {
       cwd: dir,
       env: withoutCli,
     });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe("musubi: AGENT_NOT_FOUND: agent CLI 'codex' not found on PATH\n");
+    const slow = await musubi.run(
+      ['agent', 'run', '--backend', 'scripted', '--timeout', '100', 'sleep 5000'],
+      {
+        cwd: dir,
+        env: withoutCli,
+      },
+    );
     expect(slow.code).toBe(1);
     expect(slow.stderr).toMatch(/^musubi: AGENT_TIMEOUT: /);
-    const outside = await runCli(['agent', 'run', '--backend', 'scripted', 'write ../x.txt no'], {
+    const outside = await musubi.run(['agent', 'run', '--backend', 'scripted', 'write ../x.txt no'], {
       cwd: dir,
       env: withoutCli,
     });
     expect(outside.stderr).toMatch(/^musubi: PATH_OUTSIDE_CWD: /);
-    const unknown = await runCli(['agent', 'run', '--backend', 'gpt9', 'x'], { cwd: dir, env: withoutCli });
+    const unknown = await musubi.run(['agent', 'run', '--backend', 'gpt9', 'x'], {
+      cwd: dir,
+      env: withoutCli,
+    });
     expect(unknown.stderr).toMatch(/^musubi: AGENT_BACKEND_UNKNOWN: /);
   });
 });

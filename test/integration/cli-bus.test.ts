@@ -3,18 +3,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ENTRY, TSX_LOADER, runCli } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 let dir: string;
+let musubi: BundledCli;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'musubi-cli-'));
+  [dir, musubi] = await Promise.all([mkdtemp(join(tmpdir(), 'musubi-cli-')), bundleCli()]);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  await musubi.remove();
 });
 
 const cli = (args: string[], input?: string) =>
-  runCli(args, {
+  musubi.run(args, {
     cwd: dir,
     env: { MUSUBI_STORE: 'sqlite:bus.db' },
     ...(input === undefined ? {} : { input }),
@@ -91,9 +93,9 @@ describe('cli - bus commands against a SQLite file', () => {
 
   it('says so when the store has no mailboxes, and prints [] with --json', async () => {
     const empty = { cwd: dir, env: { MUSUBI_STORE: 'memory:' } };
-    const text = await runCli(['bus', 'mailboxes'], empty);
+    const text = await musubi.run(['bus', 'mailboxes'], empty);
     expect(text).toMatchObject({ code: 0, stdout: 'no mailboxes: nothing was sent on this store yet\n' });
-    const json = await runCli(['bus', 'mailboxes', '--json'], empty);
+    const json = await musubi.run(['bus', 'mailboxes', '--json'], empty);
     expect(JSON.parse(json.stdout)).toEqual([]);
   });
 
@@ -153,21 +155,17 @@ describe('cli - bus commands against a SQLite file', () => {
     expect(badName.stderr).toMatch(/^musubi: MAILBOX_NAME_INVALID: /);
     const badPriority = await cli(['bus', 'send', '--to', 'w', '--type', 't', '--priority', 'urgent']);
     expect(badPriority.code).toBe(2);
-    const badStore = await runCli(['bus', 'peek', 'w'], { cwd: dir, env: { MUSUBI_STORE: 'redis://x' } });
+    const badStore = await musubi.run(['bus', 'peek', 'w'], { cwd: dir, env: { MUSUBI_STORE: 'redis://x' } });
     expect(badStore.stderr).toMatch(/^musubi: STORE_URL_INVALID: /);
     const usage = await cli(['bus', 'receive']);
     expect(usage.code).toBe(2);
   });
 
   it('ends quietly with exit 0 when the reader of its output goes away (`… --watch | head`)', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', TSX_LOADER, CLI_ENTRY, 'ignite', 'status', '--watch', '0.1'],
-      {
-        cwd: dir,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [musubi.entry, 'ignite', 'status', '--watch', '0.1'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     await new Promise((resolve) => child.stdout.once('data', resolve));

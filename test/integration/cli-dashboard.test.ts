@@ -1,10 +1,18 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { urlFilePath } from '../../src/gateways/http/url-file.js';
 import { startHttpHub, type HttpHub } from '../fixtures/http-hub.js';
-import { runCli } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
+
+let musubi: BundledCli;
+beforeAll(async () => {
+  musubi = await bundleCli();
+});
+afterAll(async () => {
+  await musubi.remove();
+});
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -25,13 +33,13 @@ describe('cli - musubi dashboard', () => {
       urlFile: urlFilePath({ cwd: dir, sqliteFile: join(dir, 'state', 'bus.db') }),
     });
     cleanups.push(() => hub.close());
-    const run = await runCli(['dashboard'], { cwd: dir, env });
+    const run = await musubi.run(['dashboard'], { cwd: dir, env });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe(`${hub.base}/\n`);
-    const json = await runCli(['dashboard', '--json'], { cwd: dir, env });
+    const json = await musubi.run(['dashboard', '--json'], { cwd: dir, env });
     expect(JSON.parse(json.stdout)).toEqual({ url: `${hub.base}/` });
     await hub.close();
-    const after = await runCli(['dashboard'], { cwd: dir, env });
+    const after = await musubi.run(['dashboard'], { cwd: dir, env });
     expect(after.code).toBe(1);
     expect(after.stderr).toMatch(/^musubi: GATEWAY_UNAVAILABLE: no running hub serves a dashboard/);
   });
@@ -47,7 +55,7 @@ describe('cli - musubi dashboard', () => {
       join(dir, 'musubi.yaml'),
       `store: "memory:"\ngateways:\n  http:\n    enabled: true\n    host: 127.0.0.1\n    port: ${port}\n    token: ${token}\n`,
     );
-    const run = await runCli(['dashboard'], { cwd: dir });
+    const run = await musubi.run(['dashboard'], { cwd: dir });
     expect(run.stdout).toBe(`${hub.base}/?token=${token}\n`);
   });
 });

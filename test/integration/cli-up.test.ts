@@ -3,27 +3,25 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 let dir: string;
+let musubi: BundledCli;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'musubi-up-'));
+  [dir, musubi] = await Promise.all([mkdtemp(join(tmpdir(), 'musubi-up-')), bundleCli()]);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  await musubi.remove();
 });
 
 describe('cli - musubi up', () => {
   it('starts the hub and stops cleanly with exit 0 on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', TSX_LOADER, CLI_ENTRY, 'up', '--log-level', 'warn', '--http-port', '0'],
-      {
-        cwd: dir,
-        env: { ...process.env, MUSUBI_STORE: 'sqlite:state/bus.db' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [musubi.entry, 'up', '--log-level', 'warn', '--http-port', '0'], {
+      cwd: dir,
+      env: { ...process.env, MUSUBI_STORE: 'sqlite:state/bus.db' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
@@ -37,7 +35,7 @@ describe('cli - musubi up', () => {
       });
     });
     // The hub's store is usable by another process while it runs.
-    const sent = await runCli(['bus', 'send', '--to', 'w', '--type', 't'], {
+    const sent = await musubi.run(['bus', 'send', '--to', 'w', '--type', 't'], {
       cwd: dir,
       env: { MUSUBI_STORE: 'sqlite:state/bus.db' },
     });
@@ -53,16 +51,16 @@ describe('cli - musubi up', () => {
   });
 
   it('prints help and version', async () => {
-    const help = await runCli(['--help'], { cwd: dir });
+    const help = await musubi.run(['--help'], { cwd: dir });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: musubi');
     expect(help.stdout).toContain('bus');
-    const version = await runCli(['--version'], { cwd: dir });
+    const version = await musubi.run(['--version'], { cwd: dir });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
   it('refuses an invalid config with CONFIG_INVALID and exit 1', async () => {
-    const run = await runCli(['up'], { cwd: dir, env: { MUSUBI_LEASE_MS: 'never' } });
+    const run = await musubi.run(['up'], { cwd: dir, env: { MUSUBI_LEASE_MS: 'never' } });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^musubi: CONFIG_INVALID: /);
   });

@@ -1,18 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isProcessAlive } from '../../src/agents/process/process-group.js';
 import { formatProgressLine } from '../../src/cli/ignite/monitor-command.js';
 import { FAKE_BIN_DIR, readPids, waitFor } from '../fakes/fake-cli-harness.js';
 import { IGNITE_FIXTURES, maskVolatile } from '../fixtures/ignite-tool-io.js';
 import { makeIgniteWorkspace, type IgniteWorkspace } from '../fixtures/ignite-workspace.js';
-import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 const PROMPT = /^新しいメッセージが来ました。(\/\S+\.mime) を読んで処理してください。$/;
 
 describe('musubi ignite (CLI processes)', () => {
   let ws: IgniteWorkspace;
+  let musubi: BundledCli;
   const children: ChildProcess[] = [];
   const pidsToReap: number[] = [];
 
@@ -29,9 +30,7 @@ describe('musubi ignite (CLI processes)', () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        TSX_LOADER,
-        CLI_ENTRY,
+        musubi.entry,
         '-c',
         join(ws.workspace, 'musubi.yaml'),
         'ignite',
@@ -71,6 +70,12 @@ describe('musubi ignite (CLI processes)', () => {
         (l) => PROMPT.exec(String((JSON.parse(l) as { prompt: unknown }).prompt).trim())?.[1] ?? 'bad prompt',
       );
 
+  beforeAll(async () => {
+    musubi = await bundleCli();
+  });
+  afterAll(async () => {
+    await musubi.remove();
+  });
   beforeEach(async () => {
     ws = await makeIgniteWorkspace({ workers: 2 });
   });
@@ -92,7 +97,7 @@ describe('musubi ignite (CLI processes)', () => {
   });
 
   it('runs the mime and send tools through `musubi ignite` with their grammar and exit codes', async () => {
-    const build = await runCli(
+    const build = await musubi.run(
       [
         'ignite',
         'mime',
@@ -112,13 +117,13 @@ describe('musubi ignite (CLI processes)', () => {
     expect(maskVolatile(build.stdout)).toBe(
       maskVolatile(await readFile(join(IGNITE_FIXTURES, 'F1-build-minimal.mime'), 'utf8')),
     );
-    const bad = await runCli(
+    const bad = await musubi.run(
       ['ignite', 'mime', 'build', '-c', 'x', '--from', 'a', '--to', 'b', '--type', 't'],
       { cwd: ws.workspace },
     );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('ignite_mime: error: unrecognized arguments: -c x');
-    const send = await runCli(['ignite', 'send', 'a', 'b'], { cwd: ws.workspace });
+    const send = await musubi.run(['ignite', 'send', 'a', 'b'], { cwd: ws.workspace });
     expect(send.code).toBe(1);
     expect(send.stdout).toContain('musubi ignite send <type> <from> <to> [options]');
   });
@@ -191,7 +196,7 @@ describe('musubi ignite (CLI processes)', () => {
 
   it('writes the original bodies for plan, notify and work-on, byte for byte but for Message-ID and Date', async () => {
     const file = async (args: readonly string[]): Promise<string> => {
-      const run = await runCli(['ignite', ...args, '-w', ws.workspace], { cwd: ws.workspace });
+      const run = await musubi.run(['ignite', ...args, '-w', ws.workspace], { cwd: ws.workspace });
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       const path = /^✓ (\S+)\n$/.exec(run.stdout)?.[1] ?? '';
@@ -254,7 +259,7 @@ describe('musubi ignite (CLI processes)', () => {
       'files deleted by the agent',
     );
     const status = async (json = false) =>
-      runCli(
+      musubi.run(
         [
           '-c',
           join(ws.workspace, 'musubi.yaml'),

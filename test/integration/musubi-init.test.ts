@@ -1,9 +1,17 @@
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/hub/load-config.js';
-import { runCli } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
+
+let musubi: BundledCli;
+beforeAll(async () => {
+  musubi = await bundleCli();
+});
+afterAll(async () => {
+  await musubi.remove();
+});
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -26,7 +34,7 @@ async function project(): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
 describe('musubi init', { timeout: 120_000 }, () => {
   it('writes a musubi.yaml for the CLIs on PATH that loads, and prints the MCP and hook lines', async () => {
     const { dir, env } = await project();
-    const result = await runCli(['init'], { cwd: dir, env });
+    const result = await musubi.run(['init'], { cwd: dir, env });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`wrote ${join(dir, 'musubi.yaml')} for claude, codex`);
     expect(result.stdout).toContain('"args": [\n        "mcp",\n        "--agent",\n        "claude-1"');
@@ -42,7 +50,7 @@ describe('musubi init', { timeout: 120_000 }, () => {
     expect(config.agents).toEqual({ 'claude-1': { backend: 'claude' }, 'codex-1': { backend: 'codex' } });
     expect(config.teams['main']).toEqual({ pattern: 'three-phase', agents: ['claude-1', 'codex-1'] });
 
-    const again = await runCli(['init'], { cwd: dir, env });
+    const again = await musubi.run(['init'], { cwd: dir, env });
     expect(again.stdout).toContain('musubi.yaml exists');
     expect(await readFile(join(dir, 'musubi.yaml'), 'utf8')).toBe(yaml);
   });
@@ -50,7 +58,7 @@ describe('musubi init', { timeout: 120_000 }, () => {
   it('with --write adds the lines once, keeps what the files had, and refuses a file it cannot read', async () => {
     const { dir, env } = await project();
     await writeFile(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { other: { command: 'x' } } }));
-    const first = await runCli(['init', '--write'], { cwd: dir, env });
+    const first = await musubi.run(['init', '--write'], { cwd: dir, env });
     expect(first.stdout).toContain(
       'added the MCP and hook lines to .mcp.json, .claude/settings.json, .codex/config.toml',
     );
@@ -60,7 +68,7 @@ describe('musubi init', { timeout: 120_000 }, () => {
     expect(Object.keys(mcp.mcpServers)).toEqual(['other', 'musubi']);
     const settings = await readFile(join(dir, '.claude', 'settings.json'), 'utf8');
     expect(settings).toContain('musubi agent-sync hook check-messages --format claude');
-    const second = await runCli(['init', '--write'], { cwd: dir, env });
+    const second = await musubi.run(['init', '--write'], { cwd: dir, env });
     expect(second.stdout).toContain('the MCP and hook lines were already there');
     expect(await readFile(join(dir, '.claude', 'settings.json'), 'utf8')).toBe(settings);
     expect(
@@ -69,7 +77,7 @@ describe('musubi init', { timeout: 120_000 }, () => {
 
     const broken = await project();
     await writeFile(join(broken.dir, '.mcp.json'), '{ not json');
-    const refused = await runCli(['init', '--write'], { cwd: broken.dir, env: broken.env });
+    const refused = await musubi.run(['init', '--write'], { cwd: broken.dir, env: broken.env });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/CONFIG_INVALID: .*\.mcp\.json is not a JSON object/);
     expect(await readFile(join(broken.dir, '.mcp.json'), 'utf8')).toBe('{ not json');

@@ -3,9 +3,16 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
-import { runCliOnTty } from '../fixtures/run-cli-tty.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
+
+let musubi: BundledCli;
+beforeAll(async () => {
+  musubi = await bundleCli();
+});
+afterAll(async () => {
+  await musubi.remove();
+});
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -61,7 +68,7 @@ async function snapshot(dir: string): Promise<string> {
 }
 
 function run(dir: string, args: readonly string[]) {
-  return runCli(['run', '--agent', 'scripted', '--repo', dir, ...args], {
+  return musubi.run(['run', '--agent', 'scripted', '--repo', dir, ...args], {
     cwd: dir,
     env,
     timeoutMs: 120_000,
@@ -81,7 +88,7 @@ interface RunJson {
   usage: { inputTokens: number; outputTokens: number; costUsd: number };
 }
 
-// Each test starts several CLI processes (each a tsx start-up): generous on a loaded 2-core machine.
+// Each test starts several CLI processes: generous on a loaded 2-core machine.
 describe('musubi run', { timeout: 180_000 }, () => {
   it('runs two workers in their own worktrees, merges both onto musubi/<id> and never touches the user’s tree', async () => {
     const dir = await userRepo();
@@ -108,11 +115,11 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(await snapshot(dir)).toBe(before);
     expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
 
-    const list = await runCli(['runs', '--repo', dir], { cwd: dir, env });
+    const list = await musubi.run(['runs', '--repo', dir], { cwd: dir, env });
     expect(list.stdout).toContain(`${out.runId}  succeeded`);
-    const shown = await runCli(['runs', 'show', out.runId, '--repo', dir, '--json'], { cwd: dir, env });
+    const shown = await musubi.run(['runs', 'show', out.runId, '--repo', dir, '--json'], { cwd: dir, env });
     expect(JSON.parse(shown.stdout)).toEqual(out);
-    const text = await runCli(['runs', 'show', out.runId, '--repo', dir], { cwd: dir, env });
+    const text = await musubi.run(['runs', 'show', out.runId, '--repo', dir], { cwd: dir, env });
     expect(text.stdout).toMatch(/run \S+: succeeded[\s\S]*a\.txt \| 1 \+[\s\S]*2 files changed/);
   });
 
@@ -167,7 +174,7 @@ describe('musubi run', { timeout: 180_000 }, () => {
     const goal = `- run node ${count}\n- run node ${block}`;
     const child = spawn(
       process.execPath,
-      ['--import', TSX_LOADER, CLI_ENTRY, 'run', '--agent', 'scripted', '--repo', dir, '--json', '--', goal],
+      [musubi.entry, 'run', '--agent', 'scripted', '--repo', dir, '--json', '--', goal],
       {
         cwd: dir,
         env: { ...process.env, NO_COLOR: '1', ...env },
@@ -187,14 +194,17 @@ describe('musubi run', { timeout: 180_000 }, () => {
     const runId = /▶ worker \d (\S+)-implement-sub\d/.exec(stderr)?.[1] ?? '';
     expect(runId).not.toBe('');
     await writeFile(release, '');
-    const listed = await runCli(['runs', '--repo', dir], { cwd: dir, env });
+    const listed = await musubi.run(['runs', '--repo', dir], { cwd: dir, env });
     expect(listed.stdout).toContain(`${runId}  running`);
 
-    const resumed = await runCli(['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json'], {
-      cwd: dir,
-      env,
-      timeoutMs: 120_000,
-    });
+    const resumed = await musubi.run(
+      ['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json'],
+      {
+        cwd: dir,
+        env,
+        timeoutMs: 120_000,
+      },
+    );
     expect(resumed.stderr).toContain(`${runId}-implement-sub1: done in an earlier attempt, not run again`);
     const out = JSON.parse(resumed.stdout) as RunJson;
     expect(out.status).toBe('succeeded');
@@ -234,13 +244,13 @@ describe('musubi run', { timeout: 180_000 }, () => {
     ].join('\n');
     const config = join(await tempDir('musubi-run-config-'), 'musubi.yaml');
     await writeFile(config, yaml);
-    const ok = await runCli(
+    const ok = await musubi.run(
       ['--config', config, 'run', '--team', 'pair', '--repo', dir, '--json', '--', '- write a.txt A'],
       { cwd: dir, env, timeoutMs: 120_000 },
     );
     expect(ok.code).toBe(0);
     expect((JSON.parse(ok.stdout) as RunJson).filesChanged).toEqual(['a.txt']);
-    const refused = await runCli(['--config', config, 'run', '--team', 'office', '--repo', dir, 'x'], {
+    const refused = await musubi.run(['--config', config, 'run', '--team', 'office', '--repo', dir, 'x'], {
       cwd: dir,
       env,
     });
@@ -252,7 +262,7 @@ describe('musubi run', { timeout: 180_000 }, () => {
 
   it('on a terminal keeps a status block with the phase bar, tokens and cost below the milestone lines', async () => {
     const dir = await userRepo();
-    const result = await runCliOnTty(
+    const result = await musubi.runOnTty(
       ['run', '--agent', 'scripted', '--repo', dir, '--', '- write a.txt A\n- write b.txt B'],
       {
         cwd: dir,
@@ -299,18 +309,7 @@ describe('musubi run', { timeout: 180_000 }, () => {
     const dir = await userRepo();
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        TSX_LOADER,
-        CLI_ENTRY,
-        'run',
-        '--agent',
-        'scripted',
-        '--repo',
-        dir,
-        '--',
-        '- write a.txt A\n- sleep 60000',
-      ],
+      [musubi.entry, 'run', '--agent', 'scripted', '--repo', dir, '--', '- write a.txt A\n- sleep 60000'],
       { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -326,7 +325,7 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(stdout).toMatch(/run (\S+): stopped — interrupted/);
     const runId = /run (\S+): stopped/.exec(stdout)?.[1] ?? '';
     expect(stdout).toContain(`resume     musubi run --resume ${runId}`);
-    const resumed = await runCli(
+    const resumed = await musubi.run(
       ['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json', '--stall-seconds', '0.5'],
       {
         cwd: dir,

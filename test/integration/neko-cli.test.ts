@@ -2,18 +2,25 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createSystemClock } from '../../src/core/clock.js';
 import { startNeko, until, type NekoHarness } from '../fixtures/neko-harness.js';
 import { testPlugins } from '../fixtures/neko-plugins.js';
 import { freePorts } from '../fixtures/free-ports.js';
-import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 
 describe('musubi neko CLI', () => {
   let dir: string;
   let h: NekoHarness | undefined;
   let serve: ChildProcess | undefined;
+  let musubi: BundledCli;
+  beforeAll(async () => {
+    musubi = await bundleCli();
+  });
+  afterAll(async () => {
+    await musubi.remove();
+  });
   beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'musubi-neko-cli-'))));
   afterEach(async () => {
     await h?.close();
@@ -32,16 +39,20 @@ describe('musubi neko CLI', () => {
     h = await startNeko({ channels: [plugins.channel] });
     const started = (await h.http('POST', '/plugin/execute', { plugin_id: 'slow' })).body;
     const port = String(h.httpPort);
-    const run = await runCli(['neko', 'cancel', String(started['task_id']), '--port', port], { cwd: dir });
+    const run = await musubi.run(['neko', 'cancel', String(started['task_id']), '--port', port], {
+      cwd: dir,
+    });
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
       `${JSON.stringify({ success: true, task_id: started['task_id'], status: 'cancelled' }, null, 2)}\n`,
     );
-    const again = await runCli(['neko', 'cancel', String(started['task_id']), '--port', port], { cwd: dir });
+    const again = await musubi.run(['neko', 'cancel', String(started['task_id']), '--port', port], {
+      cwd: dir,
+    });
     expect(again.code).toBe(1); // success: false
     await h.close();
     h = undefined;
-    const down = await runCli(['neko', 'cancel', 'x', '--port', port], { cwd: dir });
+    const down = await musubi.run(['neko', 'cancel', 'x', '--port', port], { cwd: dir });
     expect(down.code).toBe(1);
     expect(down.stderr).toBe(`error: agent server not reachable at 127.0.0.1:${port}\n`);
   });
@@ -72,7 +83,7 @@ describe('musubi neko CLI', () => {
         },
       }),
     );
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'neko', 'serve'], {
+    const child = spawn(process.execPath, [musubi.entry, 'neko', 'serve'], {
       cwd: dir,
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,13 +93,13 @@ describe('musubi neko CLI', () => {
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr?.resume();
     await until(() => out.includes('agent server up'), 20_000);
-    const flags = await runCli(['neko', 'flags'], { cwd: dir });
+    const flags = await musubi.run(['neko', 'flags'], { cwd: dir });
     expect(JSON.parse(flags.stdout)).toMatchObject({
       success: true,
       analyzer_enabled: true,
       agent_flags: { computer_use_enabled: true },
     });
-    const analyze = await runCli(
+    const analyze = await musubi.run(
       ['neko', 'analyze', 'please run the tests', '--session', 'cli-1', '--wait-ms', '10000'],
       { cwd: dir },
     );
@@ -104,7 +115,9 @@ describe('musubi neko CLI', () => {
       status: 'completed',
       text: 'ran: please run the tests',
     });
-    const tasks = JSON.parse((await runCli(['neko', 'tasks'], { cwd: dir })).stdout) as { tasks: unknown[] };
+    const tasks = JSON.parse((await musubi.run(['neko', 'tasks'], { cwd: dir })).stdout) as {
+      tasks: unknown[];
+    };
     expect(tasks.tasks).toHaveLength(1);
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');

@@ -5,13 +5,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { isProcessAlive } from '../../src/agents/process/process-group.js';
 import { FAKE_BIN_DIR, readRecord, waitFor, type FakeRecord } from '../fakes/fake-cli-harness.js';
+import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
 import { makeIgniteWorkspace, type IgniteWorkspace } from '../fixtures/ignite-workspace.js';
 import { freePorts } from '../fixtures/free-ports.js';
-import { CLI_ENTRY, runCli, TSX_LOADER } from '../fixtures/run-cli.js';
 import { ask, shortTempDir } from '../fixtures/yadon-harness.js';
 
 const TEST_MS = 240_000;
@@ -39,8 +39,15 @@ describe('runner rules - one musubi.yaml under up and every standalone command',
   let dir: { dir: string; cleanup: () => Promise<void> };
   let sock: { dir: string; cleanup: () => Promise<void> };
   let ws: IgniteWorkspace;
+  let musubi: BundledCli;
   const children: ChildProcess[] = [];
 
+  beforeAll(async () => {
+    musubi = await bundleCli();
+  });
+  afterAll(async () => {
+    await musubi.remove();
+  });
   beforeEach(async () => {
     dir = await shortTempDir('rr-');
     sock = await shortTempDir('rrs-');
@@ -129,9 +136,10 @@ describe('runner rules - one musubi.yaml under up and every standalone command',
         PASSED_TOKEN: 'passed',
         UNRELATED_SECRET: 'must-not-leak',
       };
-      const cli = (args: string[]) => runCli(['-c', cfg, ...args], { cwd: dir.dir, env, timeoutMs: 60_000 });
+      const cli = (args: string[]) =>
+        musubi.run(['-c', cfg, ...args], { cwd: dir.dir, env, timeoutMs: 60_000 });
       const serve = async (args: string[], ready: string | undefined): Promise<() => Promise<void>> => {
-        const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, '-c', cfg, ...args], {
+        const child = spawn(process.execPath, [musubi.entry, '-c', cfg, ...args], {
           cwd: dir.dir,
           env: { ...process.env, NO_COLOR: '1', ...env },
           stdio: ['ignore', 'pipe', 'pipe'],
