@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { isMusubiError } from '../../src/core/errors.js';
 import { parseNatsUrl } from '../../src/store/nats/nats-location.js';
 import { NatsStore } from '../../src/store/nats/nats-store.js';
 import { NatsServerProcess, natsUnavailableReason } from '../fixtures/nats-server.js';
+import { makeCertificates } from '../fixtures/tls-certificates.js';
 
 // TLS (own CA, a server certificate for a host name only, client certificates verified) and nkey logins
 // against nats-server children on free loopback ports. Certificates come from openssl, the seed from
@@ -17,64 +17,6 @@ const unavailable = await natsUnavailableReason({ needsBinary: true });
 const clock = createSystemClock();
 let dir: string;
 const servers: NatsServerProcess[] = [];
-
-function openssl(...args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-}
-
-/** A CA, a server certificate valid for `nats.test` only, and a client certificate, all signed by the CA. */
-function makeCertificates(): void {
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=musubi test CA',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-  );
-  for (const [name, ext] of [
-    ['server', 'subjectAltName=DNS:nats.test'],
-    ['client', 'extendedKeyUsage=clientAuth'],
-  ] as const) {
-    openssl(
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      `/CN=${name}`,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-    );
-    execFileSync('sh', ['-c', `printf '%s\\n' "$1" > ${name}.ext`, 'sh', ext], { cwd: dir });
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '1',
-      '-extfile',
-      `${name}.ext`,
-      '-out',
-      `${name}.pem`,
-    );
-  }
-}
 
 async function tryOpen(url: string): Promise<unknown> {
   try {
@@ -97,7 +39,7 @@ afterAll(async () => {
 
 describe.skipIf(unavailable !== null)('NATS store over TLS and with nkeys', () => {
   it('connects by IP with the CA, a client certificate and the server name; refuses without them', async () => {
-    makeCertificates();
+    makeCertificates(dir);
     const server = await NatsServerProcess.start({
       extraArgs: [
         '--tls',
