@@ -109,6 +109,70 @@ describe.skipIf(binaryUnavailable !== null)('NATS store replicas on a 3-server c
     expect(lower.replicas).toBe(3);
   }, 90_000);
 
+  it('hands each message to one claimant when stores on different servers claim at once (R3)', async () => {
+    // nats-server lets two writes expecting the same subject sequence through on a replicated stream
+    // when they race (nats-server#4320; the Debian 2.9.10 here did so for about a third of racing pairs);
+    // the store checks its conditional writes there, so a message is still claimed only once.
+    const prefix = uniquePrefix('race');
+    const [a, b] = [
+      await open(cluster[0]?.hostPort ?? '', prefix, '&replicas=3'),
+      await open(cluster[1]?.hostPort ?? '', prefix, '&replicas=3'),
+    ];
+    const count = 60;
+    for (let i = 0; i < count; i++) {
+      await a.append('box', {
+        id: `m-${i}`,
+        from: 'x',
+        to: 'box',
+        type: 't',
+        priority: 'normal',
+        headers: {},
+        body: '',
+        createdAt: 0,
+        attempt: 0,
+      });
+    }
+    expect((await b.count('box')).ready).toBe(count); // b sees them all, so both race for each
+    const claimed: string[] = [];
+    const claimAll = async (store: NatsStore): Promise<void> => {
+      for (;;) {
+        const delivery = await store.claim('box', { leaseMs: 60_000 });
+        if (delivery === null) return;
+        claimed.push(delivery.envelope.id);
+      }
+    };
+    await Promise.all([a, a, b, b].map(claimAll));
+    expect(claimed.length).toBe(count);
+    expect(new Set(claimed).size).toBe(count);
+  }, 60_000);
+
+  it('lets one of two racing compare-and-set writes to a key win (R3 KV bucket)', async () => {
+    const prefix = uniquePrefix('kvrace');
+    const [a, b] = [
+      await open(cluster[0]?.hostPort ?? '', prefix, '&replicas=3'),
+      await open(cluster[1]?.hostPort ?? '', prefix, '&replicas=3'),
+    ];
+    const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+    const won = await Promise.all(
+      keys.map(async (key) => {
+        const { revision } = await a.kvSet(key, { by: 'first' }, { expectedRevision: 0 });
+        const writes = [a, b].map((store, i) =>
+          store.kvSet(key, { by: i }, { expectedRevision: revision }).then(
+            () => true,
+            (err: unknown) => (isMusubiError(err, 'STORE_CONFLICT') ? false : Promise.reject(err)),
+          ),
+        );
+        const results = await Promise.all(writes);
+        const entry = await a.kvGet(key);
+        return { key, winners: results.filter(Boolean).length, stored: entry?.value, results };
+      }),
+    );
+    for (const { key, winners, stored, results } of won) {
+      expect(winners, key).toBe(1);
+      expect(stored, key).toEqual({ by: results.indexOf(true) });
+    }
+  }, 60_000);
+
   it('says the journal stream is offline, naming the server asked, when the server holding an R1 stream is gone', async () => {
     const seeds = cluster.map((s) => s.hostPort).join(',');
     const prefix = uniquePrefix('lost');

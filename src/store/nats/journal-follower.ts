@@ -4,6 +4,7 @@ import {
   type ConsumerMessages,
   type JetStreamClient,
   type JsMsg,
+  type OrderedConsumerOptions,
 } from '@nats-io/jetstream';
 import type { Clock } from '../../core/clock.js';
 import { parseJournalRecord } from './journal-record.js';
@@ -53,38 +54,82 @@ export function followedRecordApplier(options: FollowedRecordOptions): (msg: JsM
 
 /**
  * Follows the whole journal with an ordered consumer that first delivers the newest record of every
- * subject, then every new record in stream order, handing each to `onRecord`. Reconnects are handled
- * by the ordered consumer, which resumes after the last sequence it delivered.
+ * subject, then every new record in stream order, handing each to `onRecord`. The ordered consumer
+ * survives reconnects by itself, but only after its heartbeats are missed and its consumer looked up
+ * again (3-4 s after a partition heals, measured); {@link JournalFollower.resume} replaces it at once.
  */
 export class JournalFollower {
-  readonly #consumer: Consumer;
-  readonly #messages: ConsumerMessages;
+  readonly #js: JetStreamClient;
+  readonly #names: JournalNames;
+  readonly #onRecord: (msg: JsMsg) => void;
+  #consumer: Consumer;
+  #messages: ConsumerMessages;
+  #resuming: Promise<void> = Promise.resolve();
+  #isClosed = false;
 
-  private constructor(consumer: Consumer, messages: ConsumerMessages) {
+  private constructor(options: FollowerOptions, consumer: Consumer, messages: ConsumerMessages) {
+    this.#js = options.js;
+    this.#names = options.names;
+    this.#onRecord = options.onRecord;
     this.#consumer = consumer;
     this.#messages = messages;
   }
 
   /** Starts following; resolves once the consumer exists (the caller waits for the catch-up). */
-  static async start(options: {
-    readonly js: JetStreamClient;
-    readonly names: JournalNames;
-    readonly onRecord: (msg: JsMsg) => void;
-  }): Promise<JournalFollower> {
-    const { js, names, onRecord } = options;
-    const consumer = await natsCall('following the journal', () =>
-      js.consumers.get(names.stream, { deliver_policy: DeliverPolicy.LastPerSubject }),
-    );
-    const messages = await natsCall('following the journal', () =>
-      consumer.consume({ max_messages: FOLLOW_BATCH, expires: PULL_EXPIRES_MS, callback: onRecord }),
-    );
-    return new JournalFollower(consumer, messages);
+  static async start(options: FollowerOptions): Promise<JournalFollower> {
+    const [consumer, messages] = await follow(options, { deliver_policy: DeliverPolicy.LastPerSubject });
+    return new JournalFollower(options, consumer, messages);
+  }
+
+  /**
+   * Follows on with a new consumer from the record after `afterSeq` (what the view has seen), then
+   * drops the old one; records both deliver are skipped by the view. Called after a reconnect. When
+   * the new consumer cannot be made yet the old one goes on recovering by itself.
+   */
+  resume(afterSeq: number): Promise<void> {
+    this.#resuming = this.#resuming.then(async () => {
+      if (this.#isClosed) return;
+      const options = { js: this.#js, names: this.#names, onRecord: this.#onRecord };
+      const next = await follow(options, {
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: afterSeq + 1,
+      }).catch(() => null);
+      if (next === null) return;
+      if (this.#isClosed) return stop(next[0], next[1]);
+      stop(this.#consumer, this.#messages);
+      [this.#consumer, this.#messages] = next;
+    });
+    return this.#resuming;
   }
 
   /** Stops following and drops the server-side consumer. Idempotent. */
   close(): void {
-    this.#messages.stop();
-    // Ordered consumers are ephemeral; if this delete is lost the server drops them when idle.
-    this.#consumer.delete().catch(() => undefined);
+    this.#isClosed = true;
+    stop(this.#consumer, this.#messages);
   }
+}
+
+/** What a follower reads and where it hands records. */
+interface FollowerOptions {
+  readonly js: JetStreamClient;
+  readonly names: JournalNames;
+  readonly onRecord: (msg: JsMsg) => void;
+}
+
+async function follow(
+  options: FollowerOptions,
+  start: Partial<OrderedConsumerOptions>,
+): Promise<[Consumer, ConsumerMessages]> {
+  const { js, names, onRecord } = options;
+  const consumer = await natsCall('following the journal', () => js.consumers.get(names.stream, start));
+  const messages = await natsCall('following the journal', () =>
+    consumer.consume({ max_messages: FOLLOW_BATCH, expires: PULL_EXPIRES_MS, callback: onRecord }),
+  );
+  return [consumer, messages];
+}
+
+function stop(consumer: Consumer, messages: ConsumerMessages): void {
+  messages.stop();
+  // Ordered consumers are ephemeral; if this delete is lost the server drops them when idle.
+  consumer.delete().catch(() => undefined);
 }

@@ -31,7 +31,14 @@ export const journalRecordSchema = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('nacked'), ...messageState, delayMs: time }),
   z.strictObject({ op: z.literal('requeued'), ...messageState }),
   z.strictObject({ op: z.literal('dead'), ...messageState, reason: z.string() }),
-  z.strictObject({ op: z.literal('acked'), mailbox: z.string(), messageId: z.string(), at: time }),
+  z.strictObject({
+    op: z.literal('acked'),
+    mailbox: z.string(),
+    messageId: z.string(),
+    at: time,
+    /** The delivery acked (its place in line and attempt), so a retried ack can tell it landed. */
+    delivery: z.strictObject({ position: z.number().int().positive(), attempt: z.number().int() }).optional(),
+  }),
   z.strictObject({ op: z.literal('discarded'), mailbox: z.string(), messageId: z.string(), at: time }),
   z.strictObject({ op: z.literal('event'), event: busEventSchema, at: time }),
 ]);

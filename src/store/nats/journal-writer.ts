@@ -1,6 +1,7 @@
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import type { Clock } from '../../core/clock.js';
-import { parseJournalRecord, type JournalRecord } from './journal-record.js';
+import { tookEffect } from './conditional-write.js';
+import { isMessageRecord, parseJournalRecord, type JournalRecord } from './journal-record.js';
 import { parseMessageSubject, type JournalNames } from './journal-names.js';
 import type { JournalView } from './journal-view.js';
 import type { MessageEntry } from './mailbox-view.js';
@@ -23,6 +24,20 @@ export interface JournalWriterOptions {
   readonly closeSignal: AbortSignal;
   /** The server the connection is on now (named when the journal stream is unavailable). */
   readonly server: () => string;
+  /** The journal has, or may come to have, several replicas: conditional writes are checked (conditional-write.ts). */
+  readonly isReplicated: boolean;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The bytes that restore `winner` as the newest record of its subject: the same record, except that
+ * one which takes its place in line from its own sequence (`sent`, `requeued`) keeps the winner's.
+ */
+function restoreOf(winner: StoredMsg): { data: Uint8Array } {
+  const record = parseJournalRecord(winner.string(), winner.seq);
+  if (!isMessageRecord(record) || record.position !== undefined) return { data: winner.data };
+  return { data: encoder.encode(JSON.stringify({ ...record, position: winner.seq })) };
 }
 
 /**
@@ -46,14 +61,49 @@ export class JournalWriter {
     record: JournalRecord,
     expectedRevision: number,
   ): Promise<number | 'conflict'> {
+    const written = await this.#write(subject, record, expectedRevision, undefined);
+    return typeof written === 'number' || written === 'conflict' ? written : 'conflict';
+  }
+
+  /**
+   * Like {@link JournalWriter.write}, and the server also drops the record when it has stored one
+   * with the same `msgId` in the last two minutes (JetStream's duplicate window): resolves
+   * `{ duplicateOf }`, the sequence of that record, then. A retry of a write whose reply was lost
+   * passes the msgId of the first try, so it cannot store the record twice.
+   */
+  async writeOnce(
+    subject: string,
+    record: JournalRecord,
+    expectedRevision: number,
+    msgId: string,
+  ): Promise<number | 'conflict' | { readonly duplicateOf: number }> {
+    return this.#write(subject, record, expectedRevision, msgId);
+  }
+
+  async #write(
+    subject: string,
+    record: JournalRecord,
+    expectedRevision: number,
+    msgId: string | undefined,
+  ): Promise<number | 'conflict' | { readonly duplicateOf: number }> {
     const { js, ownWrites, view, clock } = this.#o;
     ownWrites.begin(subject);
     let seq: number;
     try {
       const ack = await js.publish(subject, JSON.stringify(record), {
         expect: { lastSubjectSequence: expectedRevision },
+        ...(msgId === undefined ? {} : { msgID: msgId }),
       });
+      if (ack.duplicate) {
+        ownWrites.end(subject, null);
+        return { duplicateOf: ack.seq };
+      }
       seq = ack.seq;
+      const write = { subject, expected: expectedRevision, seq };
+      if (!(await tookEffect({ ...this.#o, stream: this.#o.names.stream }, write, restoreOf))) {
+        ownWrites.end(subject, null);
+        return 'conflict';
+      }
     } catch (err) {
       ownWrites.end(subject, null);
       if (isWrongLastSequence(err)) return 'conflict';
@@ -111,6 +161,15 @@ export class JournalWriter {
     view.apply(subject, stored.seq, record, { now: clock.now(), isFetched: true });
     const entry = parts === null ? undefined : view.entry(parts.mailbox, parts.envelopeId);
     return { entry, revision: stored.seq };
+  }
+
+  /** The newest record of `subject` on the server (undefined when it holds none), without applying it. */
+  async newestRecord(subject: string): Promise<JournalRecord | undefined> {
+    const { jsm, names } = this.#o;
+    const stored = await natsCall('reading a message record', () =>
+      jsm.streams.getMessage(names.stream, { last_by_subj: subject }),
+    );
+    return stored === null ? undefined : parseJournalRecord(stored.string(), stored.seq);
   }
 
   /** The newest record of every subject matching `filter` (a wildcard), read from the server. */

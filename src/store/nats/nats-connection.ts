@@ -17,7 +17,13 @@ const CONNECT_BACKOFF_CAP_MS = 2_000;
 const CONNECT_ATTEMPT_MS = 2_000;
 /** Once connected, wait this long (plus jitter) between reconnect attempts, forever. */
 const RECONNECT_WAIT_MS = 250;
-const PING_INTERVAL_MS = 10_000;
+/**
+ * The client pings this often and gives a connection up after two unanswered pings, then reconnects
+ * (every attempt bounded by CONNECT_ATTEMPT_MS). A connection cut off without a word (a network
+ * partition) is so noticed within 2-3 s instead of riding out TCP's retransmission backoff: a hub
+ * partitioned for 10 s resumed 8.5 s after the link healed with 10 s pings, 0.2 s with these.
+ */
+const PING_INTERVAL_MS = 1_000;
 
 async function authOptions(auth: NatsAuth): Promise<Partial<ConnectionOptions>> {
   switch (auth.kind) {

@@ -9,6 +9,7 @@ import { Kvm, KvWatchInclude, type KV, type KvEntry as NatsKvEntry, type KvWatch
 import { MusubiError } from '../../core/errors.js';
 import { kvValueText } from '../kv-write.js';
 import type { KvChange, KvEntry, KvWriteOptions } from '../store.js';
+import { tookEffect, type ConditionalWrites } from './conditional-write.js';
 import { isWrongLastSequence, natsCall, storeUnavailable, streamUnavailable } from './nats-errors.js';
 import { raiseReplicas, withReplicaHint } from './journal-stream.js';
 import { readStream } from './stream-reader.js';
@@ -57,6 +58,7 @@ export class NatsKvSpace {
   readonly #tracker: QueuedIterator<NatsKvEntry>;
   readonly #jsm: JetStreamManager;
   readonly #server: () => string;
+  readonly #writes: ConditionalWrites;
   #latest: number;
 
   private constructor(parts: {
@@ -67,7 +69,9 @@ export class NatsKvSpace {
     latest: number;
     jsm: JetStreamManager;
     server: () => string;
+    writes: ConditionalWrites;
   }) {
+    this.#writes = parts.writes;
     this.#kv = parts.kv;
     this.#js = parts.js;
     this.#jsm = parts.jsm;
@@ -87,7 +91,7 @@ export class NatsKvSpace {
     jsm: JetStreamManager,
     bucket: string,
     replicas: number,
-    server: () => string,
+    options: { readonly server: () => string; readonly isReplicated: boolean },
   ): Promise<NatsKvSpace> {
     return natsCall('opening the KV bucket', async () => {
       const kvm = new Kvm(js);
@@ -118,7 +122,8 @@ export class NatsKvSpace {
           });
       const latest = (await kv.status()).streamInfo.state.last_seq;
       const tracker = await kv.watch({ include: KvWatchInclude.UpdatesOnly, headers_only: true });
-      return new NatsKvSpace({ kv, js, bucket, tracker, latest, jsm, server });
+      const writes = { js, jsm, stream, isReplicated: options.isReplicated };
+      return new NatsKvSpace({ kv, js, bucket, tracker, latest, jsm, server: options.server, writes });
     });
   }
 
@@ -133,15 +138,20 @@ export class NatsKvSpace {
     const text = kvValueText(value);
     const expected = options?.expectedRevision;
     let revision: number;
+    let isLost = false;
     try {
       if (expected === undefined) revision = await this.#kv.put(key, text);
-      else if (expected === 0) revision = await this.#kv.create(key, text);
-      else revision = await this.#kv.update(key, text, expected);
+      else {
+        const written = await this.#create(key, text, expected);
+        revision = written.revision;
+        isLost = !(await this.#tookEffect(key, written.expected, revision));
+      }
     } catch (err) {
       if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
       throw await this.#unavailable(err, 'writing a key');
     }
     this.#saw(revision);
+    if (isLost && expected !== undefined) throw await this.#conflict(key, expected);
     return { key, value: JSON.parse(text) as unknown, revision };
   }
 
@@ -152,6 +162,7 @@ export class NatsKvSpace {
       if (current === null) return;
       if (expected === 0) throw await this.#conflict(key, 0);
     }
+    let isLost = false;
     // A raw delete marker (what kv.delete writes) so the new revision is known.
     const h = headers();
     h.set('KV-Operation', 'DEL');
@@ -161,10 +172,40 @@ export class NatsKvSpace {
         ...(expected === undefined || expected === 0 ? {} : { expect: { lastSubjectSequence: expected } }),
       });
       this.#saw(ack.seq);
+      isLost = expected !== undefined && expected !== 0 && !(await this.#tookEffect(key, expected, ack.seq));
     } catch (err) {
       if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
       throw await this.#unavailable(err, 'deleting a key');
     }
+    if (isLost && expected !== undefined) throw await this.#conflict(key, expected);
+  }
+
+  /**
+   * Writes `text` under `key` if it is at revision `expected` (0: absent, which a deleted key counts
+   * as, as in kv.create); resolves the new revision and the revision the write really expected.
+   */
+  async #create(
+    key: string,
+    text: string,
+    expected: number,
+  ): Promise<{ revision: number; expected: number }> {
+    if (expected !== 0)
+      return { revision: await this.#kv.put(key, text, { previousSeq: expected }), expected };
+    try {
+      return { revision: await this.#kv.put(key, text, { previousSeq: 0 }), expected: 0 };
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+      const current = await this.#kv.get(key);
+      if (current === null || isPut(current)) throw err;
+      const revision = await this.#kv.put(key, text, { previousSeq: current.revision });
+      return { revision, expected: current.revision };
+    }
+  }
+
+  /** False when a conditional write lost a race the server let through (see conditional-write.ts). */
+  #tookEffect(key: string, expected: number, seq: number): Promise<boolean> {
+    const write = { subject: `$KV.${this.#bucket}.${key}`, expected, seq };
+    return tookEffect(this.#writes, write, (winner) => ({ data: winner.data, headers: winner.header }));
   }
 
   /** A failed write's error; an unanswered one says whether the bucket's stream itself is unavailable. */

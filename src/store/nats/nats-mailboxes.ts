@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import type { ServerClock } from './server-clock.js';
 import type { Envelope } from '../../core/envelope.js';
@@ -13,6 +14,32 @@ import { deadLetterOf, deliveryOf, messageEntry, type MessageEntry } from './mai
 
 /** Compare-and-set rounds before a verb gives up on a message other processes keep changing. */
 const MAX_ROUNDS = 32;
+/** Writes whose outcome this store did not learn (see ack and append) that it remembers at most. */
+const MAX_UNSURE = 10_000;
+
+/** Writes that failed for want of the server, by key, with what a retry needs; the oldest forgotten. */
+class Unsure<V> {
+  readonly #entries = new Map<string, V>();
+
+  note(key: string, value: V): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    // A Map iterates in insertion order: the first key is the oldest.
+    for (const old of this.#entries.keys()) {
+      if (this.#entries.size <= MAX_UNSURE) break;
+      this.#entries.delete(old);
+    }
+  }
+
+  get(key: string): V | undefined {
+    return this.#entries.get(key);
+  }
+
+  /** Forgets `key`; true when it was there. */
+  delete(key: string): boolean {
+    return this.#entries.delete(key);
+  }
+}
 
 /** Collaborators of {@link NatsMailboxes}. */
 export interface NatsMailboxesOptions {
@@ -75,6 +102,10 @@ function tooBusy(subject: string): MusubiError {
  */
 export class NatsMailboxes {
   readonly #o: NatsMailboxesOptions;
+  /** Deliveries whose ack failed as STORE_UNAVAILABLE: it may have landed all the same. */
+  readonly #unsureAcks = new Unsure<true>();
+  /** Message subjects whose send failed as STORE_UNAVAILABLE, with the msgId that send used. */
+  readonly #unsureSends = new Unsure<string>();
 
   constructor(options: NatsMailboxesOptions) {
     this.#o = options;
@@ -86,6 +117,10 @@ export class NatsMailboxes {
     const known = view.entry(mailbox, envelope.id);
     // A subject whose newest record is an ack may take a new message: expect that record.
     let expected = known === undefined ? view.revisionOf(subject) : 0;
+    // A send that failed for want of the server may have been stored all the same (its reply lost); a
+    // retry then passes the same msgId, so the server drops it rather than storing the message twice,
+    // even if the first copy was delivered and acked meanwhile.
+    const msgId = this.#unsureSends.get(subject) ?? randomUUID();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
       const record: JournalRecord = {
@@ -97,10 +132,19 @@ export class NatsMailboxes {
         availableAt: now,
         at: now,
       };
-      const seq = await writer.write(subject, record, expected);
-      if (seq !== 'conflict') {
+      let written: Awaited<ReturnType<JournalWriter['writeOnce']>>;
+      try {
+        written = await writer.writeOnce(subject, record, expected, msgId);
+      } catch (err) {
+        if (err instanceof MusubiError && err.code === 'STORE_UNAVAILABLE')
+          this.#unsureSends.note(subject, msgId);
+        throw err;
+      }
+      this.#unsureSends.delete(subject);
+      if (typeof written === 'object') return { seq: written.duplicateOf, isDuplicate: true };
+      if (written !== 'conflict') {
         this.#o.listeners.notify(mailbox);
-        return { seq, isDuplicate: false };
+        return { seq: written, isDuplicate: false };
       }
       const current = await writer.refreshRevision(subject);
       if (current.entry !== undefined) return { seq: current.entry.position, isDuplicate: true };
@@ -136,13 +180,32 @@ export class NatsMailboxes {
     return null;
   }
 
+  /**
+   * Acks the delivery. An ack that failed for want of the server (a partition) may still land when
+   * the connection comes back, conditional on the lease it was written for; acked again by this store,
+   * it then finds the message acked under this very delivery and succeeds instead of saying NOT_FOUND.
+   * (A delivery acked twice otherwise is NOT_FOUND, as on every store.)
+   */
   async ack(deliveryId: string): Promise<void> {
-    await this.#settle(deliveryId, (entry, now) => ({
-      op: 'acked',
-      mailbox: entry.record.mailbox,
-      messageId: entry.record.envelope.id,
-      at: now,
-    }));
+    try {
+      await this.#settle(deliveryId, (entry, now) => ({
+        op: 'acked',
+        mailbox: entry.record.mailbox,
+        messageId: entry.record.envelope.id,
+        at: now,
+        delivery: { position: entry.position, attempt: entry.record.attempt },
+      }));
+      this.#unsureAcks.delete(deliveryId);
+    } catch (err) {
+      if (!(err instanceof MusubiError)) throw err;
+      if (err.code === 'STORE_UNAVAILABLE') this.#unsureAcks.note(deliveryId, true);
+      if (err.code !== 'NOT_FOUND' || !this.#unsureAcks.delete(deliveryId)) throw err;
+      const ref = parseDeliveryId(deliveryId);
+      const subject = messageSubject(this.#o.names, ref.mailbox, ref.envelopeId);
+      const newest = await this.#o.writer.newestRecord(subject);
+      const acked = newest?.op === 'acked' ? newest.delivery : undefined;
+      if (acked?.position !== ref.seq || acked.attempt !== ref.attempt) throw err;
+    }
   }
 
   /**

@@ -83,8 +83,14 @@ export async function openNatsStoreParts(options: {
     const jsm = await natsCall('connecting to JetStream', () => jetstreamManager(nc));
     const js = jetstream(nc);
     const replicas = resolveReplicas(location.replicas, clusterSize(nc));
+    // Only a cluster holds replicated streams (and there another hub may raise the count at any time),
+    // so conditional writes are checked on every cluster (see conditional-write.ts).
+    const isReplicated = clusterSize(nc) > 1;
     const journalReplicas = await ensureJournalStream(jsm, names, replicas);
-    const kv = await NatsKvSpace.open(js, jsm, names.kvBucket, replicas, () => nc.getServer());
+    const kv = await NatsKvSpace.open(js, jsm, names.kvBucket, replicas, {
+      server: () => nc.getServer(),
+      isReplicated,
+    });
     cleanup.push(() => kv.close());
     // Leases and delays are decided on the server's time (see ServerClock); measured before anything
     // else reads the clock. The probe is an empty record on the event subject, which reads skip.
@@ -111,10 +117,25 @@ export async function openNatsStoreParts(options: {
     const ownWrites = new OwnWrites({ view, clock, applyFollowed });
     const closeSignal = closer.signal;
     const server = (): string => nc.getServer();
-    const writer = new JournalWriter({ js, jsm, names, view, clock, ownWrites, closeSignal, server });
+    const writer = new JournalWriter({
+      js,
+      jsm,
+      names,
+      view,
+      clock,
+      ownWrites,
+      closeSignal,
+      server,
+      isReplicated,
+    });
     const lastSeq = await writer.lastSeq();
     const follower = await JournalFollower.start({ js, names, onRecord: (msg) => ownWrites.deliver(msg) });
     cleanup.push(() => follower.close());
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'reconnect') void follower.resume(view.followedSeq);
+      }
+    })();
     await view.waitFollowed(lastSeq, { timeoutMs: CATCH_UP_TIMEOUT_MS, signal: closeSignal });
     if (options.isClockTrusted !== true) serverClock.startMeasuring();
     return {
