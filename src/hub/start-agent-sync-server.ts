@@ -12,11 +12,13 @@ export async function startAgentSyncServer(
   options: OpenHubOptions & { readonly setup: Omit<AgentSyncSetup, 'isBridged'> },
 ): Promise<Hub> {
   const opening = openHub(options);
-  const gateway = agentSyncGateway(
-    { bus: opening.then((hub) => hub.bus), logger: options.logger, clock: options.clock },
-    { ...options.setup, isBridged: false },
-  );
+  let gateway: ReturnType<typeof agentSyncGateway>;
   try {
+    // Building the gateway checks its setup (a refused bind throws here): the opened hub is closed then.
+    gateway = agentSyncGateway(
+      { bus: opening.then((hub) => hub.bus), logger: options.logger, clock: options.clock },
+      { ...options.setup, isBridged: false },
+    );
     await gateway.start();
   } catch (err) {
     await opening.then((hub) => hub.close()).catch(() => undefined); // the start error matters more
