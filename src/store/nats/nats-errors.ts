@@ -45,7 +45,7 @@ export function isNoResponders(err: unknown): boolean {
 }
 
 /** What a stream's unavailability looks like from a client: no responders, or a request that timed out. */
-function isUnanswered(err: unknown): boolean {
+export function isUnanswered(err: unknown): boolean {
   return (
     isNoResponders(err) ||
     (err instanceof Error && (err.name === 'TimeoutError' || /\btimeout\b/i.test(err.message)))

@@ -8,7 +8,7 @@ import { ensureJournalStream } from './journal-stream.js';
 import { JournalView } from './journal-view.js';
 import { JournalWriter } from './journal-writer.js';
 import { connectNats } from './nats-connection.js';
-import { isNoResponders, natsCall, storeUnavailable } from './nats-errors.js';
+import { isNoResponders, isUnanswered, natsCall, storeUnavailable } from './nats-errors.js';
 import { NatsKvSpace } from './nats-kv-space.js';
 import { resolveReplicas, type NatsLocation } from './nats-location.js';
 import { OwnWrites } from './own-writes.js';
@@ -56,6 +56,23 @@ async function publishWhenReady<T>(publish: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * Runs `step` again while nobody answers it (a timeout, no responders), until `deadline`: a JetStream
+ * cluster that just formed, or several hubs creating the same replicated stream at once, can take
+ * longer than one request allows (seen with three hubs starting together on a fresh 3-server cluster).
+ */
+async function untilAnswered<T>(step: () => Promise<T>, deadline: number): Promise<T> {
+  for (;;) {
+    try {
+      return await step();
+    } catch (err) {
+      const isUnansweredStep = isUnanswered(err) || (err instanceof Error && isUnanswered(err.cause));
+      if (!isUnansweredStep || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/**
  * Servers in the cluster the connection reached: the client URLs its INFO advertises (every server of
  * the cluster, this one included), at least 1.
  */
@@ -86,11 +103,13 @@ export async function openNatsStoreParts(options: {
     // Only a cluster holds replicated streams (and there another hub may raise the count at any time),
     // so conditional writes are checked on every cluster (see conditional-write.ts).
     const isReplicated = clusterSize(nc) > 1;
-    const journalReplicas = await ensureJournalStream(jsm, names, replicas);
-    const kv = await NatsKvSpace.open(js, jsm, names.kvBucket, replicas, {
-      server: () => nc.getServer(),
-      isReplicated,
-    });
+    const deadline = Date.now() + location.connectTimeoutMs;
+    const journalReplicas = await untilAnswered(() => ensureJournalStream(jsm, names, replicas), deadline);
+    const kv = await untilAnswered(
+      () =>
+        NatsKvSpace.open(js, jsm, names.kvBucket, replicas, { server: () => nc.getServer(), isReplicated }),
+      deadline,
+    );
     cleanup.push(() => kv.close());
     // Leases and delays are decided on the server's time (see ServerClock); measured before anything
     // else reads the clock. The probe is an empty record on the event subject, which reads skip.
