@@ -31,8 +31,8 @@ export interface ConditionalWrites {
 
 /**
  * The first record on `subject` after sequence `expected` (a write that expected `expected` is the one
- * that took effect when it is this). Asks any replica first (direct get) and the stream leader when a
- * replica answers from before `seq` is stored.
+ * that took effect when it is this). Asks any replica first (direct get) and the stream leader when
+ * that fails or a replica answers from before `seq` is stored.
  */
 async function firstRecordAfter(
   writes: ConditionalWrites,
@@ -41,12 +41,13 @@ async function firstRecordAfter(
   seq: number,
 ): Promise<StoredMsg> {
   const query = { seq: expected + 1, next_by_subj: subject };
+  // Any replica may answer a direct get (when the stream allows them); null when that fails.
+  const direct = await writes.jsm.direct.getMessage(writes.stream, query).catch(() => null);
+  if (direct !== null && direct.seq <= seq) return direct;
   for (let read = 0; read < FIRST_AFTER_READS; read++) {
+    // The leader's stream-message API takes `next_by_subj` too (nats-server >= 2.9), untyped.
     const found = await natsCall('checking a conditional write', () =>
-      read === 0
-        ? writes.jsm.direct.getMessage(writes.stream, query)
-        : // The leader's stream-message API takes `next_by_subj` too (nats-server >= 2.9), untyped.
-          writes.jsm.streams.getMessage(writes.stream, query as unknown as { seq: number }),
+      writes.jsm.streams.getMessage(writes.stream, query as unknown as { seq: number }),
     );
     if (found !== null && found.seq <= seq) return found;
   }
