@@ -9,12 +9,9 @@
 import { createInterface } from 'node:readline';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
 import { connect, headers } from '@nats-io/transport-node';
-import { createBus } from '../src/bus/bus.js';
 import { createSystemClock } from '../src/core/clock.js';
-import { createIdGenerator } from '../src/core/ids.js';
-import { createSilentLogger } from '../src/core/logger.js';
 import { openStore } from '../src/hub/open-store.js';
-import { percentile } from './bench-kit.js';
+import { benchBus, percentile } from './bench-kit.js';
 
 const [kind, role, servers = '', name = '', replicasArg = '1', countArg = '0', concurrencyArg = '16'] =
   process.argv.slice(2);
@@ -67,13 +64,7 @@ async function musubi(): Promise<void> {
   const clock = createSystemClock();
   const url = `nats://${servers}?prefix=${name}&replicas=${replicas}&connectTimeoutMs=20000`;
   const store = await openStore({ url, cwd: process.cwd(), clock, pollIntervalMs: 25 });
-  const bus = createBus({
-    store,
-    clock,
-    ids: createIdGenerator(clock),
-    logger: createSilentLogger(),
-    config: { leaseMs: 30_000, retry: { baseMs: 5_000, capMs: 300_000, maxAttempts: 3 } },
-  });
+  const bus = benchBus(store, clock);
   say('ready');
   if (role === 'send') {
     await go;

@@ -313,27 +313,20 @@ describe.skipIf(unavailable !== null)('nats - hubs on separate network hosts', (
         `agent-sync on ${address}`,
       );
       expect(said).toMatch(/unauthenticated|no authentication/i);
-      const [join1, joinArgs] = inHost('h2', [
-        'agent-sync',
-        'join',
-        'bob',
-        '--host',
-        address,
-        '--port',
-        '9800',
-      ]);
-      const joined = await run(join1, joinArgs, { cwd: dir, env });
-      expect(joined.stdout).toContain('bob');
-      const [status1, statusArgs] = inHost('h2', [
-        'agent-sync',
-        'status',
-        '--host',
-        address,
-        '--port',
-        '9800',
-      ]);
-      const status = await run(status1, statusArgs, { cwd: dir, env });
-      expect(status.stdout).toContain('bob');
+      // An agent on host h2 joins the session served on h1, then reads its status.
+      const client = (...args: string[]) => {
+        const [command, clientArgs] = inHost('h2', [
+          'agent-sync',
+          ...args,
+          '--host',
+          address,
+          '--port',
+          '9800',
+        ]);
+        return run(command, clientArgs, { cwd: dir, env });
+      };
+      expect((await client('join', 'bob')).stdout).toContain('bob');
+      expect((await client('status')).stdout).toContain('bob');
     } finally {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('close', resolve));

@@ -39,6 +39,19 @@ async function open(server: string, prefix: string, query = ''): Promise<NatsSto
   return store;
 }
 
+/** A plain stored envelope with id `id` for mailbox `box`. */
+const envelope = (id: string) => ({
+  id,
+  from: 'a',
+  to: 'box',
+  type: 't',
+  priority: 'normal' as const,
+  headers: {},
+  body: '',
+  createdAt: 0,
+  attempt: 0,
+});
+
 /** num_replicas of the journal stream and the KV bucket's stream of `prefix`. */
 async function replicasOf(server: string, prefix: string): Promise<number[]> {
   const nc = await connect({ servers: server.split(','), timeout: 2_000 });
@@ -120,17 +133,7 @@ describe.skipIf(binaryUnavailable !== null)('NATS store replicas on a 3-server c
     ];
     const count = 60;
     for (let i = 0; i < count; i++) {
-      await a.append('box', {
-        id: `m-${i}`,
-        from: 'x',
-        to: 'box',
-        type: 't',
-        priority: 'normal',
-        headers: {},
-        body: '',
-        createdAt: 0,
-        attempt: 0,
-      });
+      await a.append('box', envelope(`m-${i}`));
     }
     expect((await b.count('box')).ready).toBe(count); // b sees them all, so both race for each
     const claimed: string[] = [];
@@ -183,19 +186,7 @@ describe.skipIf(binaryUnavailable !== null)('NATS store replicas on a 3-server c
     const holder = cluster.find((_, i) => leader?.endsWith(`-${i}`) === true);
     if (holder === undefined) throw new Error(`no server holds ${prefix}_journal (leader ${String(leader)})`);
     await holder.stop();
-    const err: unknown = await store
-      .append('box', {
-        id: 'm-1',
-        from: 'a',
-        to: 'box',
-        type: 't',
-        priority: 'normal',
-        headers: {},
-        body: '',
-        createdAt: 0,
-        attempt: 0,
-      })
-      .catch((e: unknown) => e);
+    const err: unknown = await store.append('box', envelope('m-1')).catch((e: unknown) => e);
     expect(isMusubiError(err, 'STORE_UNAVAILABLE')).toBe(true);
     const message = String((err as Error).message);
     expect(message).toContain(`stream ${prefix}_journal is offline`);
