@@ -47,7 +47,7 @@ async function startHub(
 ): Promise<WorkerProcess> {
   const worker = await WorkerProcess.start(url, mailbox, {
     ...options,
-    launch: (command, args) => net.command(host, command, args),
+    launch: net.launcher(host),
   });
   workers.push(worker);
   return worker;
@@ -105,8 +105,12 @@ function expectEachHandledOnce(ids: readonly string[], consumers: readonly Worke
   expect(new Set(acked)).toEqual(new Set(ids));
 }
 
-/** True when the newest journal record of message `id` in `mailbox` is an ack (read from host h1). */
-async function isAckedInJournal(mailbox: string, id: string): Promise<boolean> {
+/**
+ * True when the journal holds an ack of message `id` in `mailbox` under its attempt `attempt` (read
+ * from host h1): the ack record names the delivery it settled, so another consumer's later ack of a
+ * redelivery does not count.
+ */
+async function isAckedInJournal(mailbox: string, id: string, attempt: number): Promise<boolean> {
   const records = await probe(
     'h1',
     nats[0]?.hostPort ?? '',
@@ -114,7 +118,14 @@ async function isAckedInJournal(mailbox: string, id: string): Promise<boolean> {
     `${prefix}_journal`,
     `${prefix}.msg.${mailbox}.${id}`,
   );
-  return records.split('\n').at(-1)?.includes('"op":"acked"') === true;
+  // Each line: "<seq> <time> <record JSON>".
+  return records.split('\n').some((line) => {
+    const record = JSON.parse(line.split(' ').slice(2).join(' ') || '{}') as {
+      op?: string;
+      delivery?: { attempt: number };
+    };
+    return record.op === 'acked' && record.delivery?.attempt === attempt;
+  });
 }
 
 const ids = (tag: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${tag}-${i}`);
@@ -152,7 +163,10 @@ describe.skipIf(unavailable !== null)('nats - hubs on separate network hosts', (
     await doomed.kill('SIGKILL');
     // An ack can land in the moment between the kill and the line saying so: the journal tells.
     const landed = new Set<string>();
-    for (const id of doomed.holding()) if (await isAckedInJournal('jobs', id)) landed.add(id);
+    for (const claim of doomed.events.filter((e) => e.kind === 'claimed')) {
+      if (!doomed.holding().includes(claim.id)) continue;
+      if (await isAckedInJournal('jobs', claim.id, claim.attempt)) landed.add(claim.id);
+    }
     const heldAtDeath = doomed.holding().filter((id) => !landed.has(id));
     const owed = jobs.filter((id) => !landed.has(id));
     await waitAllAcked(owed, [doomed, survivor], 60_000);
@@ -249,7 +263,7 @@ describe.skipIf(unavailable !== null)('nats - hubs on separate network hosts', (
     const secure = await NatsServerProcess.start({
       address: net.address('n1'),
       port: 4443,
-      launch: (command, args) => net.command('n1', command, args),
+      launch: net.launcher('n1'),
       extraArgs: ['-c', conf, ...tlsArgs, '--tlsverify', '--tlscacert', join(dir, 'ca.pem')],
     });
     try {

@@ -59,18 +59,14 @@ export function followedRecordApplier(options: FollowedRecordOptions): (msg: JsM
  * again (3-4 s after a partition heals, measured); {@link JournalFollower.resume} replaces it at once.
  */
 export class JournalFollower {
-  readonly #js: JetStreamClient;
-  readonly #names: JournalNames;
-  readonly #onRecord: (msg: JsMsg) => void;
+  readonly #options: FollowerOptions;
   #consumer: Consumer;
   #messages: ConsumerMessages;
   #resuming: Promise<void> = Promise.resolve();
   #isClosed = false;
 
   private constructor(options: FollowerOptions, consumer: Consumer, messages: ConsumerMessages) {
-    this.#js = options.js;
-    this.#names = options.names;
-    this.#onRecord = options.onRecord;
+    this.#options = options;
     this.#consumer = consumer;
     this.#messages = messages;
   }
@@ -89,8 +85,7 @@ export class JournalFollower {
   resume(afterSeq: number): Promise<void> {
     this.#resuming = this.#resuming.then(async () => {
       if (this.#isClosed) return;
-      const options = { js: this.#js, names: this.#names, onRecord: this.#onRecord };
-      const next = await follow(options, {
+      const next = await follow(this.#options, {
         deliver_policy: DeliverPolicy.StartSequence,
         opt_start_seq: afterSeq + 1,
       }).catch(() => null);

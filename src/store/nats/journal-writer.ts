@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import type { Clock } from '../../core/clock.js';
-import { tookEffect } from './conditional-write.js';
+import { tookEffect, type ConditionalWrites } from './conditional-write.js';
 import { isMessageRecord, parseJournalRecord, type JournalRecord } from './journal-record.js';
 import { parseMessageSubject, type JournalNames } from './journal-names.js';
 import type { JournalView } from './journal-view.js';
@@ -48,8 +48,12 @@ function restoreOf(winner: StoredMsg): { data: Uint8Array } {
 export class JournalWriter {
   readonly #o: JournalWriterOptions;
 
+  readonly #writes: ConditionalWrites;
+
   constructor(options: JournalWriterOptions) {
     this.#o = options;
+    const { js, jsm, names, isReplicated } = options;
+    this.#writes = { js, jsm, stream: names.stream, isReplicated };
   }
 
   /**
@@ -61,8 +65,9 @@ export class JournalWriter {
     record: JournalRecord,
     expectedRevision: number,
   ): Promise<number | 'conflict'> {
+    // Without a msgId the server has nothing to call a duplicate.
     const written = await this.#write(subject, record, expectedRevision, undefined);
-    return typeof written === 'number' || written === 'conflict' ? written : 'conflict';
+    return typeof written === 'object' ? 'conflict' : written;
   }
 
   /**
@@ -100,7 +105,7 @@ export class JournalWriter {
       }
       seq = ack.seq;
       const write = { subject, expected: expectedRevision, seq };
-      if (!(await tookEffect({ ...this.#o, stream: this.#o.names.stream }, write, restoreOf))) {
+      if (!(await tookEffect(this.#writes, write, restoreOf))) {
         ownWrites.end(subject, null);
         return 'conflict';
       }
@@ -144,11 +149,9 @@ export class JournalWriter {
    * view forgets an ack's revision once the follower has passed it.
    */
   async refreshRevision(subject: string): Promise<{ entry: MessageEntry | undefined; revision: number }> {
-    const { jsm, names, view, clock } = this.#o;
+    const { names, view, clock } = this.#o;
     const followedAtStart = view.followedSeq;
-    const stored = await natsCall('reading a message record', () =>
-      jsm.streams.getMessage(names.stream, { last_by_subj: subject }),
-    );
+    const stored = await this.#readNewest(subject);
     const parts = parseMessageSubject(names, subject);
     if (stored === null) {
       // Gone from the server (trimmed); unless the follower brought something newer meanwhile.
@@ -165,11 +168,16 @@ export class JournalWriter {
 
   /** The newest record of `subject` on the server (undefined when it holds none), without applying it. */
   async newestRecord(subject: string): Promise<JournalRecord | undefined> {
+    const stored = await this.#readNewest(subject);
+    return stored === null ? undefined : parseJournalRecord(stored.string(), stored.seq);
+  }
+
+  /** The newest stored message of `subject`, read from the stream leader (null when it holds none). */
+  #readNewest(subject: string): Promise<StoredMsg | null> {
     const { jsm, names } = this.#o;
-    const stored = await natsCall('reading a message record', () =>
+    return natsCall('reading a message record', () =>
       jsm.streams.getMessage(names.stream, { last_by_subj: subject }),
     );
-    return stored === null ? undefined : parseJournalRecord(stored.string(), stored.seq);
   }
 
   /** The newest record of every subject matching `filter` (a wildcard), read from the server. */

@@ -56,8 +56,8 @@ export class NatsKvSpace {
   readonly #js: JetStreamClient;
   readonly #bucket: string;
   readonly #tracker: QueuedIterator<NatsKvEntry>;
-  readonly #jsm: JetStreamManager;
   readonly #server: () => string;
+  /** The bucket's stream and how its conditional writes are checked. */
   readonly #writes: ConditionalWrites;
   #latest: number;
 
@@ -67,14 +67,12 @@ export class NatsKvSpace {
     bucket: string;
     tracker: QueuedIterator<NatsKvEntry>;
     latest: number;
-    jsm: JetStreamManager;
     server: () => string;
     writes: ConditionalWrites;
   }) {
     this.#writes = parts.writes;
     this.#kv = parts.kv;
     this.#js = parts.js;
-    this.#jsm = parts.jsm;
     this.#server = parts.server;
     this.#bucket = parts.bucket;
     this.#tracker = parts.tracker;
@@ -123,7 +121,7 @@ export class NatsKvSpace {
       const latest = (await kv.status()).streamInfo.state.last_seq;
       const tracker = await kv.watch({ include: KvWatchInclude.UpdatesOnly, headers_only: true });
       const writes = { js, jsm, stream, isReplicated: options.isReplicated };
-      return new NatsKvSpace({ kv, js, bucket, tracker, latest, jsm, server: options.server, writes });
+      return new NatsKvSpace({ kv, js, bucket, tracker, latest, server: options.server, writes });
     });
   }
 
@@ -138,20 +136,21 @@ export class NatsKvSpace {
     const text = kvValueText(value);
     const expected = options?.expectedRevision;
     let revision: number;
-    let isLost = false;
+    // The revision a write expected when it lost a race the server let through (conditional-write.ts).
+    let lostExpecting: number | undefined;
     try {
       if (expected === undefined) revision = await this.#kv.put(key, text);
       else {
-        const written = await this.#create(key, text, expected);
+        const written = await this.#putAt(key, text, expected);
         revision = written.revision;
-        isLost = !(await this.#tookEffect(key, written.expected, revision));
+        if (!(await this.#tookEffect(key, written.expected, revision))) lostExpecting = expected;
       }
     } catch (err) {
       if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
       throw await this.#unavailable(err, 'writing a key');
     }
     this.#saw(revision);
-    if (isLost && expected !== undefined) throw await this.#conflict(key, expected);
+    if (lostExpecting !== undefined) throw await this.#conflict(key, lostExpecting);
     return { key, value: JSON.parse(text) as unknown, revision };
   }
 
@@ -162,7 +161,7 @@ export class NatsKvSpace {
       if (current === null) return;
       if (expected === 0) throw await this.#conflict(key, 0);
     }
-    let isLost = false;
+    let lostExpecting: number | undefined;
     // A raw delete marker (what kv.delete writes) so the new revision is known.
     const h = headers();
     h.set('KV-Operation', 'DEL');
@@ -172,23 +171,21 @@ export class NatsKvSpace {
         ...(expected === undefined || expected === 0 ? {} : { expect: { lastSubjectSequence: expected } }),
       });
       this.#saw(ack.seq);
-      isLost = expected !== undefined && expected !== 0 && !(await this.#tookEffect(key, expected, ack.seq));
+      if (expected !== undefined && expected !== 0 && !(await this.#tookEffect(key, expected, ack.seq))) {
+        lostExpecting = expected;
+      }
     } catch (err) {
       if (expected !== undefined && isWrongLastSequence(err)) throw await this.#conflict(key, expected);
       throw await this.#unavailable(err, 'deleting a key');
     }
-    if (isLost && expected !== undefined) throw await this.#conflict(key, expected);
+    if (lostExpecting !== undefined) throw await this.#conflict(key, lostExpecting);
   }
 
   /**
    * Writes `text` under `key` if it is at revision `expected` (0: absent, which a deleted key counts
    * as, as in kv.create); resolves the new revision and the revision the write really expected.
    */
-  async #create(
-    key: string,
-    text: string,
-    expected: number,
-  ): Promise<{ revision: number; expected: number }> {
+  async #putAt(key: string, text: string, expected: number): Promise<{ revision: number; expected: number }> {
     if (expected !== 0)
       return { revision: await this.#kv.put(key, text, { previousSeq: expected }), expected };
     try {
@@ -210,11 +207,8 @@ export class NatsKvSpace {
 
   /** A failed write's error; an unanswered one says whether the bucket's stream itself is unavailable. */
   #unavailable(err: unknown, doing: string): Promise<Error> {
-    return streamUnavailable(err, doing, {
-      jsm: this.#jsm,
-      stream: `KV_${this.#bucket}`,
-      server: this.#server(),
-    });
+    const { jsm, stream } = this.#writes;
+    return streamUnavailable(err, doing, { jsm, stream, server: this.#server() });
   }
 
   async list(prefix: string): Promise<KvEntry[]> {

@@ -8,7 +8,7 @@ import { ensureJournalStream } from './journal-stream.js';
 import { JournalView } from './journal-view.js';
 import { JournalWriter } from './journal-writer.js';
 import { connectNats } from './nats-connection.js';
-import { isNoResponders, isUnanswered, natsCall, storeUnavailable } from './nats-errors.js';
+import { isUnanswered, natsCall, storeUnavailable } from './nats-errors.js';
 import { NatsKvSpace } from './nats-kv-space.js';
 import { resolveReplicas, type NatsLocation } from './nats-location.js';
 import { OwnWrites } from './own-writes.js';
@@ -39,26 +39,10 @@ export interface NatsStoreParts {
 const NEW_STREAM_READY_MS = 5_000;
 
 /**
- * Runs a first publish, retrying while nobody answers it: in a cluster a stream just created (or just
- * moved) takes a moment before its subjects reach a leader, and until then JetStream says "no
- * responders" (reported as "jetstream is not enabled").
- */
-async function publishWhenReady<T>(publish: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + NEW_STREAM_READY_MS;
-  for (;;) {
-    try {
-      return await publish();
-    } catch (err) {
-      if (!isNoResponders(err) || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
-
-/**
- * Runs `step` again while nobody answers it (a timeout, no responders), until `deadline`: a JetStream
- * cluster that just formed, or several hubs creating the same replicated stream at once, can take
- * longer than one request allows (seen with three hubs starting together on a fresh 3-server cluster).
+ * Runs `step` again while nobody answers it (a timeout, or "no responders", which the client reports
+ * as "jetstream is not enabled"), until `deadline`: a JetStream cluster that just formed, several hubs
+ * creating the same replicated stream at once (seen with three hubs starting together on a fresh
+ * 3-server cluster), or a stream just created whose subjects have not reached a leader yet.
  */
 async function untilAnswered<T>(step: () => Promise<T>, deadline: number): Promise<T> {
   for (;;) {
@@ -67,7 +51,7 @@ async function untilAnswered<T>(step: () => Promise<T>, deadline: number): Promi
     } catch (err) {
       const isUnansweredStep = isUnanswered(err) || (err instanceof Error && isUnanswered(err.cause));
       if (!isUnansweredStep || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 }
@@ -99,10 +83,11 @@ export async function openNatsStoreParts(options: {
     const names = journalNames(location.prefix);
     const jsm = await natsCall('connecting to JetStream', () => jetstreamManager(nc));
     const js = jetstream(nc);
-    const replicas = resolveReplicas(location.replicas, clusterSize(nc));
+    const servers = clusterSize(nc);
+    const replicas = resolveReplicas(location.replicas, servers);
     // Only a cluster holds replicated streams (and there another hub may raise the count at any time),
     // so conditional writes are checked on every cluster (see conditional-write.ts).
-    const isReplicated = clusterSize(nc) > 1;
+    const isReplicated = servers > 1;
     const deadline = Date.now() + location.connectTimeoutMs;
     const journalReplicas = await untilAnswered(() => ensureJournalStream(jsm, names, replicas), deadline);
     const kv = await untilAnswered(
@@ -117,7 +102,10 @@ export async function openNatsStoreParts(options: {
       local: options.clock,
       probe: async () => {
         const sentAt = options.clock.now();
-        const ack = await publishWhenReady(() => js.publish(names.eventSubject, new Uint8Array(0)));
+        const ack = await untilAnswered(
+          () => js.publish(names.eventSubject, new Uint8Array(0)),
+          Date.now() + NEW_STREAM_READY_MS,
+        );
         const ackedAt = options.clock.now();
         const stored = await jsm.streams.getMessage(names.stream, { seq: ack.seq });
         // Trimmed away already (a tiny `retain` under heavy load): that sample is lost, say so.
