@@ -10,6 +10,7 @@ import {
   SHARED_NATS,
   uniquePrefix,
 } from '../fixtures/nats-server.js';
+import { envelope } from '../store-conformance/conformance-context.js';
 
 // Hubs sharing one prefix whose clocks disagree (an injected offset on the real clock): leases follow the
 // NATS server's time, so a hub a few seconds ahead does not take over a lease early, and a hub far off
@@ -33,18 +34,6 @@ async function hub(offsetMs: number): Promise<NatsStore> {
   return store;
 }
 
-const envelope = (id: string) => ({
-  id,
-  from: 'a',
-  to: 'work',
-  type: 't',
-  priority: 'normal' as const,
-  headers: {},
-  body: id,
-  createdAt: system.now(),
-  attempt: 0,
-});
-
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
   if (unavailable === null) await deleteNamespace(SHARED_NATS, prefix);
@@ -56,7 +45,7 @@ describe.skipIf(unavailable !== null)('NATS store leases under clock skew', () =
     const honest = await hub(0);
     const ahead = await hub(3_000);
     const behind = await hub(-3_000);
-    for (let i = 0; i < 5; i++) await honest.append('work', envelope(`m-${i}`));
+    for (let i = 0; i < 5; i++) await honest.append('work', envelope(`m-${i}`, { to: 'work' }));
     const leaseMs = 1_500;
     const held: Delivery[] = [];
     for (let i = 0; i < 5; i++) {
@@ -93,7 +82,7 @@ describe.skipIf(unavailable !== null)('NATS store leases under clock skew', () =
     prefix = uniquePrefix('skew');
     const honest = await hub(0);
     const far = await hub(30_000);
-    await honest.append('work', envelope('m-1'));
+    await honest.append('work', envelope('m-1', { to: 'work' }));
     const err: unknown = await far.claim('work', { leaseMs: 60_000 }).catch((e: unknown) => e);
     expect(isMusubiError(err, 'STORE_UNAVAILABLE')).toBe(true);
     expect(String((err as Error).message)).toMatch(/clock is 30\.\d s ahead of the NATS server's/);

@@ -13,6 +13,7 @@ import {
   SHARED_NATS,
   uniquePrefix,
 } from '../fixtures/nats-server.js';
+import { envelope } from '../store-conformance/conformance-context.js';
 
 // The replica count of the journal stream and KV bucket: R1 on the shared single server, a clear error
 // when more are asked than it can hold, and R3 (by default, and raised from R1) on a 3-server cluster
@@ -38,19 +39,6 @@ async function open(server: string, prefix: string, query = ''): Promise<NatsSto
   cleanups.push(() => store.close());
   return store;
 }
-
-/** A plain stored envelope with id `id` for mailbox `box`. */
-const envelope = (id: string) => ({
-  id,
-  from: 'a',
-  to: 'box',
-  type: 't',
-  priority: 'normal' as const,
-  headers: {},
-  body: '',
-  createdAt: 0,
-  attempt: 0,
-});
 
 /** num_replicas of the journal stream and the KV bucket's stream of `prefix`. */
 async function replicasOf(server: string, prefix: string): Promise<number[]> {
@@ -133,7 +121,7 @@ describe.skipIf(binaryUnavailable !== null)('NATS store replicas on a 3-server c
     ];
     const count = 60;
     for (let i = 0; i < count; i++) {
-      await a.append('box', envelope(`m-${i}`));
+      await a.append('box', envelope(`m-${i}`, { to: 'box' }));
     }
     expect((await b.count('box')).ready).toBe(count); // b sees them all, so both race for each
     const claimed: string[] = [];
@@ -186,7 +174,7 @@ describe.skipIf(binaryUnavailable !== null)('NATS store replicas on a 3-server c
     const holder = cluster.find((_, i) => leader?.endsWith(`-${i}`) === true);
     if (holder === undefined) throw new Error(`no server holds ${prefix}_journal (leader ${String(leader)})`);
     await holder.stop();
-    const err: unknown = await store.append('box', envelope('m-1')).catch((e: unknown) => e);
+    const err: unknown = await store.append('box', envelope('m-1', { to: 'box' })).catch((e: unknown) => e);
     expect(isMusubiError(err, 'STORE_UNAVAILABLE')).toBe(true);
     const message = String((err as Error).message);
     expect(message).toContain(`stream ${prefix}_journal is offline`);
