@@ -9,16 +9,15 @@ import type { SqliteEventLog } from './sqlite-event-log.js';
 import { decodeEnvelope, deadRow, deliveryStateRow, leasedRow, parseRow, seqRow } from './sqlite-rows.js';
 import { MessageRowState } from './sqlite-schema.js';
 
-/** Matches the row holding the live lease named by a delivery ref (see MessageRowState). */
-const LEASED = `seq = @seq AND mailbox = @mailbox AND id = @id AND attempt = @attempt AND state = 1 AND is_leased = 1 AND available_at > @now`;
+/**
+ * Matches the row holding the live lease named by a delivery ref (see MessageRowState); its parameters
+ * are a {@link LeaseParams} tuple. Hot statements bind positionally: better-sqlite3 binds an object of
+ * named parameters about 0.5 µs slower per statement.
+ */
+const LEASED = `seq = ? AND mailbox = ? AND id = ? AND attempt = ? AND state = 1 AND is_leased = 1 AND available_at > ?`;
 
-interface LeaseParams {
-  seq: number;
-  mailbox: string;
-  id: string;
-  attempt: number;
-  now: number;
-}
+/** seq, mailbox, id, attempt, now: the parameters of {@link LEASED}. */
+type LeaseParams = [seq: number, mailbox: string, id: string, attempt: number, now: number];
 
 /**
  * What a claim did: handed out a delivery, or found a row whose envelope does not validate (quarantined
@@ -35,25 +34,20 @@ export type ClaimOutcome = { readonly delivery: Delivery } | { readonly corrupt:
 export class SqliteMessages {
   readonly #events: SqliteEventLog;
   readonly #cache: EnvelopeCache;
-  readonly #insert: Database.Statement<{
-    seq: number;
-    mailbox: string;
-    id: string;
-    priority: number;
-    envelope: string;
-    now: number;
-  }>;
+  readonly #insert: Database.Statement<
+    [seq: number, mailbox: string, id: string, priority: number, envelope: string, now: number]
+  >;
   readonly #seqOf: Database.Statement<[string, string]>;
-  readonly #hasClaimable: Database.Statement<{ mailbox: string; now: number }>;
+  readonly #hasClaimable: Database.Statement<[mailbox: string, mailbox: string, now: number]>;
   readonly #hasDue: Database.Statement<[string, number]>;
   readonly #promote: Database.Statement<[string, number]>;
   readonly #claimNext: Database.Statement<[number, string]>;
   readonly #quarantine: Database.Statement<[number]>;
   readonly #ack: Database.Statement<LeaseParams>;
   readonly #take: Database.Statement<[string, string, number]>;
-  readonly #nack: Database.Statement<LeaseParams & { state: number; availableAt: number }>;
-  readonly #extend: Database.Statement<LeaseParams & { leaseUntil: number }>;
-  readonly #kill: Database.Statement<LeaseParams & { reason: string }>;
+  readonly #nack: Database.Statement<[state: number, availableAt: number, ...LeaseParams]>;
+  readonly #extend: Database.Statement<[leaseUntil: number, ...LeaseParams]>;
+  readonly #kill: Database.Statement<[reason: string, now: number, ...LeaseParams]>;
   readonly #deliveryState: Database.Statement<[string, string]>;
   readonly #deadById: Database.Statement<[string]>;
   readonly #deleteSeq: Database.Statement<[number]>;
@@ -63,13 +57,13 @@ export class SqliteMessages {
     this.#cache = options.cache;
     this.#insert = db.prepare(
       'INSERT INTO messages (seq, mailbox, id, priority, envelope, attempt, state, is_leased, available_at) ' +
-        'VALUES (@seq, @mailbox, @id, @priority, @envelope, 0, 0, 0, @now)',
+        'VALUES (?, ?, ?, ?, ?, 0, 0, 0, ?)',
     );
     this.#seqOf = db.prepare('SELECT seq FROM messages WHERE mailbox = ? AND id = ?');
     this.#hasClaimable = db
       .prepare(
-        'SELECT EXISTS (SELECT 1 FROM messages WHERE mailbox = @mailbox AND state = 0) OR ' +
-          'EXISTS (SELECT 1 FROM messages WHERE mailbox = @mailbox AND state = 1 AND available_at <= @now)',
+        'SELECT EXISTS (SELECT 1 FROM messages WHERE mailbox = ? AND state = 0) OR ' +
+          'EXISTS (SELECT 1 FROM messages WHERE mailbox = ? AND state = 1 AND available_at <= ?)',
       )
       .pluck();
     this.#hasDue = db
@@ -89,14 +83,12 @@ export class SqliteMessages {
       'DELETE FROM messages WHERE mailbox = ? AND id = ? AND (state = 0 OR (state = 1 AND available_at <= ?)) ' +
         'RETURNING seq',
     );
-    this.#nack = db.prepare(
-      `UPDATE messages SET state = @state, is_leased = 0, available_at = @availableAt WHERE ${LEASED}`,
-    );
+    this.#nack = db.prepare(`UPDATE messages SET state = ?, is_leased = 0, available_at = ? WHERE ${LEASED}`);
     this.#extend = db.prepare(
-      `UPDATE messages SET available_at = @leaseUntil WHERE ${LEASED} RETURNING seq, attempt, envelope, available_at`,
+      `UPDATE messages SET available_at = ? WHERE ${LEASED} RETURNING seq, attempt, envelope, available_at`,
     );
     this.#kill = db.prepare(
-      'UPDATE messages SET state = 2, is_leased = 0, dead_reason = @reason, dead_at = @now ' +
+      'UPDATE messages SET state = 2, is_leased = 0, dead_reason = ?, dead_at = ? ' +
         `WHERE ${LEASED} RETURNING seq, mailbox, attempt, envelope, dead_reason, dead_at`,
     );
     this.#deliveryState = db.prepare(
@@ -114,7 +106,7 @@ export class SqliteMessages {
    * polling an empty mailbox skip the write lock, so they never block writers.
    */
   hasClaimable(mailbox: string, now: number): boolean {
-    return this.#hasClaimable.get({ mailbox, now }) === 1;
+    return this.#hasClaimable.get(mailbox, mailbox, now) === 1;
   }
 
   /** Idempotent on (mailbox, envelope id). */
@@ -150,7 +142,7 @@ export class SqliteMessages {
 
   ack(ref: DeliveryRef, now: number): void {
     this.#leaseWrite(ref, now, (params) => {
-      const row = this.#ack.get(params);
+      const row = this.#ack.get(...params);
       if (row === undefined) return false;
       this.#cache.forget(parseRow(seqRow, row, `messages ${ref.mailbox}`).seq);
       this.#events.insert({ type: 'message.acked', mailbox: ref.mailbox, messageId: ref.envelopeId }, now);
@@ -171,7 +163,7 @@ export class SqliteMessages {
     const delay = Math.max(0, delayMs);
     const state = delay > 0 ? MessageRowState.waiting : MessageRowState.ready;
     this.#leaseWrite(ref, now, (params) => {
-      if (this.#nack.run({ ...params, state, availableAt: now + delay }).changes === 0) return false;
+      if (this.#nack.run(state, now + delay, ...params).changes === 0) return false;
       this.#events.insert(
         { type: 'message.nacked', mailbox: ref.mailbox, messageId: ref.envelopeId, delayMs },
         now,
@@ -182,7 +174,7 @@ export class SqliteMessages {
 
   extend(ref: DeliveryRef, leaseMs: number, now: number): Delivery {
     return this.#leaseWrite(ref, now, (params) => {
-      const row = this.#extend.get({ ...params, leaseUntil: now + leaseMs });
+      const row = this.#extend.get(now + leaseMs, ...params);
       if (row === undefined) return false;
       const delivery = this.#toDelivery(ref.mailbox, row);
       const { leaseUntil } = delivery;
@@ -196,7 +188,7 @@ export class SqliteMessages {
 
   deadLetter(ref: DeliveryRef, reason: string, now: number): DeadLetter {
     return this.#leaseWrite(ref, now, (params) => {
-      const row = this.#kill.get({ ...params, reason });
+      const row = this.#kill.get(reason, now, ...params);
       if (row === undefined) return false;
       this.#events.insert(
         { type: 'message.dead_lettered', mailbox: ref.mailbox, messageId: ref.envelopeId, reason },
@@ -244,14 +236,7 @@ export class SqliteMessages {
   #insertRow(mailbox: string, envelope: Envelope, seq: number, now: number): void {
     // A new envelope already has attempt 0 (a requeued dead letter does not): no copy on the send path.
     const text = JSON.stringify(envelope.attempt === 0 ? envelope : { ...envelope, attempt: 0 });
-    this.#insert.run({
-      seq,
-      mailbox,
-      id: envelope.id,
-      priority: priorityRank(envelope.priority),
-      envelope: text,
-      now,
-    });
+    this.#insert.run(seq, mailbox, envelope.id, priorityRank(envelope.priority), text, now);
     this.#cache.remember(seq, text, envelope);
   }
 
@@ -273,13 +258,7 @@ export class SqliteMessages {
    * works out whether the delivery is gone (NOT_FOUND) or its lease ended (LEASE_EXPIRED) and throws.
    */
   #leaseWrite<T>(ref: DeliveryRef, now: number, write: (params: LeaseParams) => T | false): T {
-    const result = write({
-      seq: ref.seq,
-      mailbox: ref.mailbox,
-      id: ref.envelopeId,
-      attempt: ref.attempt,
-      now,
-    });
+    const result = write([ref.seq, ref.mailbox, ref.envelopeId, ref.attempt, now]);
     if (result !== false) return result;
     throw this.#leaseFailure(ref, now);
   }
