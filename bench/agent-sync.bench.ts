@@ -386,18 +386,23 @@ async function idleListeners(): Promise<BenchRow> {
   };
 }
 
-/** `AGENT_SYNC_QUICK=1`: echo, SQLite, memory and both SQL calibrations, pinned when it can, printed only (for iterating on the hot path). */
-async function quick(): Promise<void> {
+/**
+ * `AGENT_SYNC_QUICK=1`: echo, SQLite, memory and both SQL calibrations, pinned when it can, printed only
+ * (for iterating on the hot path). `AGENT_SYNC_QUICK=memory,sqlite` runs the echo and just those.
+ */
+async function quick(choice: string): Promise<void> {
   if (canPin) pinSelf(CLIENT_CPU);
-  const rows = [];
-  for (const [kind, label] of [
+  const kinds = [
     ['echo', 'bare Node NDJSON echo'],
     ['sqlite', 'agent-sync gateway, SQLite store'],
     ['memory', 'agent-sync gateway, memory store'],
     ['sqlite-raw', 'raw better-sqlite3, same state changes and batching'],
     ['sqlite-schema', "bare SQL of musubi's schema, same batching"],
-  ] as const) {
-    rows.push(await pairs(kind, label, canPin));
+  ] as const;
+  const chosen = choice === '1' ? undefined : new Set(['echo', ...choice.split(',')]);
+  const rows = [];
+  for (const [kind, label] of kinds) {
+    if (chosen === undefined || chosen.has(kind)) rows.push(await pairs(kind, label, canPin));
   }
   const echo = rows[0];
   printTable(
@@ -411,7 +416,8 @@ async function quick(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (process.env.AGENT_SYNC_QUICK === '1') return quick();
+  const quickChoice = process.env.AGENT_SYNC_QUICK;
+  if (quickChoice !== undefined && quickChoice !== '') return quick(quickChoice);
   // Echo runs first and last; the better of the two is the reference (the machine may be shared).
   const echoBefore = await pairs('echo', 'bare Node NDJSON echo');
   const sqlite = await pairs('sqlite', 'agent-sync gateway, SQLite store');
