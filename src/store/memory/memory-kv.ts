@@ -1,4 +1,4 @@
-import { ChangeSignal } from '../change-signal.js';
+import { KvWakeups } from '../kv-wakeups.js';
 import { followLog } from '../follow-log.js';
 import { checkRevision, kvValueText } from '../kv-write.js';
 import type { KvChange, KvEntry, KvWriteOptions } from '../store.js';
@@ -26,7 +26,7 @@ const WATCH_BATCH = 100;
 export class MemoryKv {
   readonly #values = new Map<string, StoredValue>();
   readonly #log: BoundedLog<LoggedChange>;
-  readonly #changes = new ChangeSignal();
+  readonly #wakeups = new KvWakeups();
   #revision = 0;
 
   constructor(options: { retention: number }) {
@@ -67,10 +67,12 @@ export class MemoryKv {
     options: { signal: AbortSignal; afterRevision?: number; isClosed: () => boolean },
   ): AsyncIterable<KvChange> {
     const log = this.#log;
+    const { changes, activate } = this.#wakeups.watch(prefix);
     return followLog({
       after: options.afterRevision ?? this.#revision,
       signal: options.signal,
-      changes: this.#changes,
+      changes,
+      onActive: activate,
       isClosed: options.isClosed,
       read: (after) => {
         const batch = log.readAfter(after, { limit: WATCH_BATCH, accept: (c) => c.key.startsWith(prefix) });
@@ -81,12 +83,12 @@ export class MemoryKv {
 
   /** Wakes watchers so they can notice the store closed. */
   wake(): void {
-    this.#changes.notify();
+    this.#wakeups.wakeAll();
   }
 
   #record(change: LoggedChange): void {
     this.#log.append(change);
-    this.#changes.notify();
+    this.#wakeups.changed(change.key);
   }
 }
 

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { AvailableListeners, type AvailableListener } from '../available-listeners.js';
 import { ChangeSignal } from '../change-signal.js';
+import { KvWakeups } from '../kv-wakeups.js';
 import { DataVersionPoller } from './data-version-poller.js';
 
 /**
@@ -9,8 +10,8 @@ import { DataVersionPoller } from './data-version-poller.js';
  * other connections are noticed by a `PRAGMA data_version` poll that runs only while someone listens.
  */
 export class SqliteChangeFeed {
-  /** Wakes kv watches. */
-  readonly kv = new ChangeSignal();
+  /** Wakes kv watches, by key. */
+  readonly kv = new KvWakeups();
   /** Wakes event follows. */
   readonly events = new ChangeSignal();
   readonly #listeners = new AvailableListeners();
@@ -27,7 +28,7 @@ export class SqliteChangeFeed {
       // Another connection committed something: it may be anything, anywhere.
       onChange: () => {
         this.#listeners.notify(null);
-        this.kv.notify();
+        this.kv.wakeAll();
         this.events.notify();
       },
     });
@@ -58,7 +59,7 @@ export class SqliteChangeFeed {
   close(): void {
     this.#poller.close();
     this.#listeners.clear();
-    this.kv.notify();
+    this.kv.wakeAll();
     this.events.notify();
   }
 }

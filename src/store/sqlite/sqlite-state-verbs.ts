@@ -40,14 +40,14 @@ export class SqliteStateVerbs {
   async kvSet(key: string, value: unknown, options?: KvWriteOptions): Promise<KvEntry> {
     this.#p.assertOpen();
     const entry = await this.#p.commit.write('kvSet', () => this.#p.kv.set(key, value, options));
-    this.#p.feed.kv.notify();
+    this.#p.feed.kv.changed(key);
     return entry;
   }
 
   async kvDelete(key: string, options?: KvWriteOptions): Promise<void> {
     this.#p.assertOpen();
     const isDeleted = await this.#p.commit.write('kvDelete', () => this.#p.kv.delete(key, options));
-    if (isDeleted) this.#p.feed.kv.notify();
+    if (isDeleted) this.#p.feed.kv.changed(key);
   }
 
   kvList(prefix: string): KvEntry[] {
@@ -61,12 +61,11 @@ export class SqliteStateVerbs {
     // "Changes made after the call": the starting revision is read now, not on the first next().
     const after =
       options.afterRevision ?? (this.#p.isClosed() ? 0 : this.#p.run('kvWatch', () => this.#p.kv.revision()));
-    return this.#follow(
-      after,
-      options.signal,
-      (cursor) => this.#p.kv.changesAfter(prefix, cursor),
-      this.#p.feed.kv,
-    );
+    const { changes, activate } = this.#p.feed.kv.watch(prefix);
+    return this.#follow(after, options.signal, (cursor) => this.#p.kv.changesAfter(prefix, cursor), {
+      changes,
+      activate,
+    });
   }
 
   async appendEvent(event: BusEvent): Promise<StoredEvent> {
@@ -88,31 +87,39 @@ export class SqliteStateVerbs {
     readonly after?: number;
     readonly signal: AbortSignal;
   }): AsyncIterable<StoredEvent> {
-    return this.#follow(
-      options.after ?? 0,
-      options.signal,
-      (cursor) => this.#p.events.readBatch(cursor),
-      this.#p.feed.events,
-    );
+    return this.#follow(options.after ?? 0, options.signal, (cursor) => this.#p.events.readBatch(cursor), {
+      changes: this.#p.feed.events,
+    });
   }
 
   lastEventCursor(): number {
     return this.#p.run('lastEventCursor', () => this.#p.events.lastCursor());
   }
 
+  /**
+   * Follows a log woken by `wake.changes`; while it runs it keeps the feed's poll going and, when
+   * given, `wake.activate` registers it for keyed wake-ups.
+   */
   #follow<T>(
     after: number,
     signal: AbortSignal,
     read: (cursor: number) => LogBatch<T>,
-    changes: ChangeSignal,
+    wake: { readonly changes: ChangeSignal; readonly activate?: () => () => void },
   ): AsyncIterable<T> {
     return followLog({
       after,
       signal,
-      changes,
+      changes: wake.changes,
       isClosed: this.#p.isClosed,
       read: (cursor) => this.#p.run('follow', () => read(cursor)),
-      onActive: () => this.#p.feed.hold(),
+      onActive: () => {
+        const release = this.#p.feed.hold();
+        const unregister = wake.activate?.();
+        return () => {
+          unregister?.();
+          release();
+        };
+      },
     });
   }
 }
