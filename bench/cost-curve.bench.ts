@@ -1,8 +1,9 @@
 // The cost curve (issue #20 item 4): how the cost of musubi on its SQLite store grows with the amount of
-// work. Five curves, each with three or four sizes: send -> receive -> ack through the bus with a backlog
+// work. Six curves, each with three or four sizes: send -> receive -> ack through the bus with a backlog
 // queued elsewhere and in the same mailbox; the same load spread over more and more mailboxes; claim
 // latency with more and more idle consumers parked on one mailbox; the agent_sync server's RSS per idle
-// listen; and the SQLite file size while a million messages are sent and acked. Writes the `## Cost curve`
+// listen; the SQLite file size while a million messages are sent and acked; and the cost of a kv write
+// with more and more kv watches running. Writes the `## Cost curve`
 // section of bench/RESULTS.md and a small-multiples plot, bench/cost-curve.svg.
 // Run: npm run bench -- cost-curve   (COST_CURVE_QUICK=1 runs tiny sizes and writes neither file)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -41,6 +42,8 @@ const SIZES = isQuick
       mailboxes: [10, 100, 1_000],
       idleConsumers: [1, 8, 32],
       claimRounds: 100,
+      kvWatches: [0, 10, 100],
+      kvWrites: 200,
       listeners: [0, 100, 300],
       fileSamples: [0, 2_000, 5_000, 10_000],
     }
@@ -50,6 +53,8 @@ const SIZES = isQuick
       mailboxes: [10, 1_000, 10_000],
       idleConsumers: [1, 32, 256],
       claimRounds: 1_000,
+      kvWatches: [0, 100, 1_000],
+      kvWrites: 2_000,
       listeners: [0, 1_000, 5_000, 10_000],
       fileSamples: [0, 100_000, 300_000, 1_000_000],
     };
@@ -852,6 +857,94 @@ async function idleListenCurve(workDir: string): Promise<Curve> {
   };
 }
 
+// ---- curve 6: kv watches --------------------------------------------------------------------------
+
+interface KvWriteResult {
+  readonly unwatchedUs: number;
+  readonly watchedUs: number;
+  readonly seen: number;
+}
+
+/**
+ * `watches` kv watches run, one per key `tasks/w<i>` (as a yadon host watches each task row it runs);
+ * then `writes` sequential kvSets of an unwatched key (`agents/...`), then as many of watched keys, each
+ * awaited until the watch of that key has seen it. Times each kind of write.
+ */
+async function kvWrites(open: OpenStore, watches: number, writes: number): Promise<KvWriteResult> {
+  const { store } = open();
+  const stop = new AbortController();
+  let seen = 0;
+  let onSeen: (() => void) | undefined;
+  const watching = Array.from({ length: watches }, async (_, i) => {
+    for await (const change of store.kvWatch(`tasks/w${i}`, { signal: stop.signal })) {
+      if (change.key !== `tasks/w${i}`) continue;
+      seen++;
+      onSeen?.();
+    }
+  });
+  await sleep(50); // every watch read its (empty) log and waits
+  let t0 = performance.now();
+  for (let i = 0; i < writes; i++) await store.kvSet(`agents/a${i % 50}`, { state: 'busy', i });
+  const unwatchedUs = ((performance.now() - t0) * 1000) / writes;
+  let watchedUs = Number.NaN;
+  if (watches > 0) {
+    t0 = performance.now();
+    for (let i = 0; i < writes; i++) {
+      const delivered = new Promise<void>((resolve) => (onSeen = resolve));
+      await store.kvSet(`tasks/w${i % watches}`, { state: 'running', i });
+      await delivered;
+    }
+    watchedUs = ((performance.now() - t0) * 1000) / writes;
+  }
+  stop.abort();
+  await Promise.all(watching);
+  await store.close();
+  return { unwatchedUs, watchedUs, seen };
+}
+
+async function kvWatchCurve(open: OpenStore): Promise<Curve> {
+  const sizes = SIZES.kvWatches;
+  const results: KvWriteResult[] = [];
+  for (const watches of sizes) results.push(await kvWrites(open, watches, SIZES.kvWrites));
+  log('kv watches done');
+  const watched = sizes.slice(1);
+  const watchedResults = results.slice(1);
+  return {
+    title: `kv watches: ${formatCount(SIZES.kvWrites)} sequential kvSets with N watches running, one key each`,
+    rows: results.map((r, i) => ({
+      implementation: 'sqlite (store)',
+      'kv watches': sizes[i] ?? 0,
+      'µs per write, unwatched key': r.unwatchedUs,
+      'µs per write until its watch sees it': Number.isNaN(r.watchedUs) ? '-' : r.watchedUs,
+      'changes seen': r.seen,
+      'cost x': r.unwatchedUs / (results[0]?.unwatchedUs ?? Number.NaN),
+    })),
+    notes: [
+      verdictLine(
+        'a write of an unwatched key',
+        sizes,
+        results.map((r) => r.unwatchedUs),
+      ),
+      verdictLine(
+        'a write of a watched key, until its watch sees it',
+        watched,
+        watchedResults.map((r) => r.watchedUs),
+      ),
+    ],
+    panels: [
+      {
+        title: 'KV watches: cost of a write',
+        xLabel: 'kv watches running',
+        yLabel: 'µs per sequential kvSet',
+        series: [
+          { label: 'unwatched key', points: along(sizes, results, (r) => r.unwatchedUs) },
+          { label: 'watched key, until seen', points: along(watched, watchedResults, (r) => r.watchedUs) },
+        ],
+      },
+    ],
+  };
+}
+
 // ---- report ---------------------------------------------------------------------------------------
 
 function sectionText(
@@ -893,6 +986,9 @@ function sectionText(
     '  The last listen is then woken with mail to prove it was parked.',
     '- **File size.** A fresh file; messages are appended, claimed and acked in batches of 5,000 through the',
     '  store port, and the main file, the WAL and the events kept are read at each sample.',
+    '- **KV watches.** N kv watches run on one store, one key each (`tasks/w<i>`, as a yadon host watches',
+    '  each task row it runs); then sequential kvSets of keys nobody watches, then as many of watched keys,',
+    '  each awaited until its watch saw the change. A fresh file per N.',
     '',
     `Last run: ${machineLine()} · load average ${loadavg()[0]?.toFixed(1) ?? '?'} at the end · ${fixed(extra.runtimeS, 0)} s in all · ${extra.prefill}.`,
     '',
@@ -912,7 +1008,8 @@ async function main(): Promise<void> {
     const idle = await idleConsumerCurve(open);
     const listens = await idleListenCurve(workDir);
     const files = await fileSizeCurve(open);
-    const curves = [backlog, mailboxes, idle, listens, files];
+    const watches = await kvWatchCurve(open);
+    const curves = [backlog, mailboxes, idle, listens, files, watches];
     const tables = curves.map((curve) => {
       const text = printTable(curve.title, curve.rows);
       for (const note of curve.notes) console.log(note);
