@@ -20,6 +20,11 @@ const FOLLOW_BATCH = 1_024;
  * the view lags after an outage.
  */
 const PULL_EXPIRES_MS = 2_000;
+/**
+ * How often the follower checks that it keeps up: when its consumer handed over nothing since the last
+ * check but has records pending (or is gone), it resumes with a new one (see JournalFollower).
+ */
+export const PROGRESS_CHECK_MS = 2_000;
 
 /** What the follower needs to apply a record to the view. */
 export interface FollowedRecordOptions {
@@ -57,6 +62,10 @@ export function followedRecordApplier(options: FollowedRecordOptions): (msg: JsM
  * subject, then every new record in stream order, handing each to `onRecord`. The ordered consumer
  * survives reconnects by itself, but only after its heartbeats are missed and its consumer looked up
  * again (3-4 s after a partition heals, measured); {@link JournalFollower.resume} replaces it at once.
+ * Nor does it always recover when the server leading the journal dies under it without a reconnect:
+ * in one run of the multi-host suite neither consumer hub followed a record for 60 s after the leader
+ * was SIGKILLed. So every {@link PROGRESS_CHECK_MS} without a record handed over, the follower asks
+ * the server about its consumer, and resumes when records are pending there or the consumer is gone.
  */
 export class JournalFollower {
   readonly #options: FollowerOptions;
@@ -64,17 +73,37 @@ export class JournalFollower {
   #messages: ConsumerMessages;
   #resuming: Promise<void> = Promise.resolve();
   #isClosed = false;
+  readonly #progressTimer: NodeJS.Timeout;
+  /** The newest record a consumer handed over, and its value at the last progress check. */
+  readonly #delivered: { seq: number };
+  #deliveredAtCheck = -1;
 
-  private constructor(options: FollowerOptions, consumer: Consumer, messages: ConsumerMessages) {
+  private constructor(
+    options: FollowerOptions,
+    delivered: { seq: number },
+    consumer: Consumer,
+    messages: ConsumerMessages,
+  ) {
     this.#options = options;
+    this.#delivered = delivered;
     this.#consumer = consumer;
     this.#messages = messages;
+    this.#progressTimer = setInterval(() => void this.#checkProgress(), PROGRESS_CHECK_MS);
+    this.#progressTimer.unref();
   }
 
   /** Starts following; resolves once the consumer exists (the caller waits for the catch-up). */
   static async start(options: FollowerOptions): Promise<JournalFollower> {
-    const [consumer, messages] = await follow(options, { deliver_policy: DeliverPolicy.LastPerSubject });
-    return new JournalFollower(options, consumer, messages);
+    const delivered = { seq: 0 };
+    const counted: FollowerOptions = {
+      ...options,
+      onRecord: (msg) => {
+        delivered.seq = Math.max(delivered.seq, msg.seq);
+        options.onRecord(msg);
+      },
+    };
+    const [consumer, messages] = await follow(counted, { deliver_policy: DeliverPolicy.LastPerSubject });
+    return new JournalFollower(counted, delivered, consumer, messages);
   }
 
   /**
@@ -100,7 +129,29 @@ export class JournalFollower {
   /** Stops following and drops the server-side consumer. Idempotent. */
   close(): void {
     this.#isClosed = true;
+    clearInterval(this.#progressTimer);
     stop(this.#consumer, this.#messages);
+  }
+
+  /**
+   * Resumes (after what the view has followed) when the consumer handed over nothing since the last
+   * check and either has records pending on the server or cannot be found there. (The consumer's
+   * pending count, not the stream's last sequence: a purge may have removed the newest records.)
+   */
+  async #checkProgress(): Promise<void> {
+    const delivered = this.#delivered.seq;
+    const isStill = delivered === this.#deliveredAtCheck;
+    this.#deliveredAtCheck = delivered;
+    if (!isStill || this.#isClosed) return;
+    const consumer = this.#consumer;
+    const pending = await consumer.info().then(
+      (info) => info.num_pending,
+      () => Number.POSITIVE_INFINITY,
+    );
+    if (pending === 0 || this.#isClosed || consumer !== this.#consumer || this.#delivered.seq !== delivered) {
+      return;
+    }
+    await this.resume(this.#options.followedSeq());
   }
 }
 
@@ -109,6 +160,8 @@ interface FollowerOptions {
   readonly js: JetStreamClient;
   readonly names: JournalNames;
   readonly onRecord: (msg: JsMsg) => void;
+  /** What the view has followed: where a resume starts. */
+  readonly followedSeq: () => number;
 }
 
 async function follow(

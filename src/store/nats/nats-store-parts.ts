@@ -136,7 +136,12 @@ export async function openNatsStoreParts(options: {
       isReplicated,
     });
     const lastSeq = await writer.lastSeq();
-    const follower = await JournalFollower.start({ js, names, onRecord: (msg) => ownWrites.deliver(msg) });
+    const follower = await JournalFollower.start({
+      js,
+      names,
+      onRecord: (msg) => ownWrites.deliver(msg),
+      followedSeq: () => view.followedSeq,
+    });
     cleanup.push(() => follower.close());
     void (async () => {
       for await (const status of nc.status()) {
