@@ -184,16 +184,23 @@ export function createBus(options: CreateBusOptions): Bus {
     },
   };
 
+  const envelopeDeps = { ids, clock };
+  // The hot verbs (send, take, peek, count) are plain functions that check their arguments, then hand
+  // back the store's promise: no async frame of their own. A failed check still rejects, never throws.
   const bus: Bus = {
     writesInOrder: store.writesInOrder,
-    async send(input): Promise<SendResult> {
-      assertOpen();
-      // Name errors get their own code before the envelope schema sees them.
-      assertMailboxName(input.to);
-      assertMailboxName(input.from);
-      const envelope = createEnvelope(input, { ids, clock });
-      const { isDuplicate } = await store.append(envelope.to, envelope);
-      return { envelope, isDuplicate };
+    send(input): Promise<SendResult> {
+      let envelope: Envelope;
+      try {
+        assertOpen();
+        // Name errors get their own code before the envelope schema sees them.
+        assertMailboxName(input.to);
+        assertMailboxName(input.from);
+        envelope = createEnvelope(input, envelopeDeps);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return store.append(envelope.to, envelope).then((r) => ({ envelope, isDuplicate: r.isDuplicate }));
     },
     async broadcast(input, to): Promise<SendResult[]> {
       assertOpen();
@@ -214,11 +221,17 @@ export function createBus(options: CreateBusOptions): Bus {
       assertOpen();
       await store.ack(checkDeliveryId(deliveryId));
     },
-    async take(mailboxName, envelopeId): Promise<boolean> {
-      assertOpen();
-      const mailbox = assertMailboxName(mailboxName);
+    take(mailboxName, envelopeId): Promise<boolean> {
+      let mailbox: string;
+      try {
+        assertOpen();
+        mailbox = assertMailboxName(mailboxName);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       // An id the envelope schema would reject was never sent, so there is nothing to take.
-      if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId)) return false;
+      if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId))
+        return Promise.resolve(false);
       return store.take(mailbox, envelopeId);
     },
     nack,
@@ -233,18 +246,29 @@ export function createBus(options: CreateBusOptions): Bus {
       await escalate(letter.mailbox, letter.envelope, reason);
       return letter;
     },
-    async peek(mailbox, opts) {
-      assertOpen();
-      const name = assertMailboxName(mailbox);
-      const limit = opts?.limit;
-      if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
-        throw new MusubiError('USAGE_INVALID', `peek limit must be a non-negative integer, got ${limit}`);
+    peek(mailbox, opts) {
+      let name: string;
+      try {
+        assertOpen();
+        name = assertMailboxName(mailbox);
+        const limit = opts?.limit;
+        if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+          throw new MusubiError('USAGE_INVALID', `peek limit must be a non-negative integer, got ${limit}`);
+        }
+      } catch (err) {
+        return Promise.reject(err);
       }
       return store.peek(name, opts);
     },
-    async count(mailbox) {
-      assertOpen();
-      return store.count(assertMailboxName(mailbox));
+    count(mailbox) {
+      let name: string;
+      try {
+        assertOpen();
+        name = assertMailboxName(mailbox);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return store.count(name);
     },
     async listMailboxes() {
       assertOpen();

@@ -24,9 +24,19 @@ export class MailWatchers {
   }
 
   notify(mailbox: string | null): void {
-    const sets = mailbox === null ? [...this.#byMailbox.values()] : [this.#byMailbox.get(mailbox)];
-    for (const set of sets) if (set !== undefined) for (const onMail of [...set]) onMail();
+    if (mailbox !== null) {
+      const set = this.#byMailbox.get(mailbox);
+      if (set !== undefined) notifyAll(set);
+      return;
+    }
+    for (const set of [...this.#byMailbox.values()]) notifyAll(set);
   }
+}
+
+/** Calls each watch of `set`; one added meanwhile waits for the next notification. */
+function notifyAll(set: ReadonlySet<() => void>): void {
+  if (set.size === 1) for (const onMail of set) onMail();
+  else for (const onMail of [...set]) onMail();
 }
 
 /**

@@ -179,8 +179,8 @@ export function createEnvelope(input: unknown, deps: { ids: IdGenerator; clock: 
     to: v.to,
     type: v.type,
     priority: v.priority ?? 'normal',
-    // A copy: the caller's object must not be shared with the stored envelope.
-    headers: v.headers === undefined ? {} : { ...v.headers },
+    // A copy: the caller's object must not be shared with the stored envelope (a frozen one can be).
+    headers: v.headers === undefined ? {} : Object.isFrozen(v.headers) ? v.headers : { ...v.headers },
     body: v.body ?? '',
     createdAt: v.createdAt ?? deps.clock.now(),
     attempt: 0,

@@ -8,6 +8,8 @@ export type AvailableListener = (mailbox: string | null) => void;
  */
 export class AvailableListeners {
   readonly #listeners = new Set<AvailableListener>();
+  /** The listeners as they were at the last change: a notify walks this, unaffected by changes it makes. */
+  #snapshot: readonly AvailableListener[] = [];
 
   /** Number of subscribed listeners. */
   get size(): number {
@@ -19,14 +21,15 @@ export class AvailableListeners {
     // Wrap so the same function subscribed twice gets two independent subscriptions.
     const entry: AvailableListener = (mailbox) => listener(mailbox);
     this.#listeners.add(entry);
+    this.#snapshot = [...this.#listeners];
     return () => {
-      this.#listeners.delete(entry);
+      if (this.#listeners.delete(entry)) this.#snapshot = [...this.#listeners];
     };
   }
 
   /** Calls every listener with `mailbox`. */
   notify(mailbox: string | null): void {
-    for (const listener of [...this.#listeners]) {
+    for (const listener of this.#snapshot) {
       try {
         listener(mailbox);
       } catch (err) {
@@ -40,5 +43,6 @@ export class AvailableListeners {
   /** Removes every listener. */
   clear(): void {
     this.#listeners.clear();
+    this.#snapshot = [];
   }
 }

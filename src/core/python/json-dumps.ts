@@ -40,8 +40,6 @@ export interface PyJsonOptions {
   readonly nonFinite?: 'token' | 'null';
 }
 
-// eslint-disable-next-line no-control-regex -- JSON strings must escape the C0 control characters
-const SIMPLE_RAW = /["\\\u0000-\u001f\ud800-\udfff]/;
 const SIMPLE_ASCII = /[^\u0020-\u007e]|["\\]/;
 const SHORT: Readonly<Record<number, string>> = {
   0x22: '\\"',
@@ -62,21 +60,17 @@ function u(code: number): string {
  * surrogates are still escaped so the output is always valid UTF-8 (Python would fail to encode them).
  */
 export function pyJsonString(s: string, ensureAscii: boolean): string {
-  if (!(ensureAscii ? SIMPLE_ASCII : SIMPLE_RAW).test(s)) return `"${s}"`;
+  // Without ensureAscii, Python's escapes are exactly JSON.stringify's (well-formed since ES2019: lone
+  // surrogates as lowercase \uXXXX, other controls as \u00XX or their short forms); a test holds them
+  // to each other over every UTF-16 code unit.
+  if (!ensureAscii) return JSON.stringify(s);
+  if (!SIMPLE_ASCII.test(s)) return `"${s}"`;
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const code = s.charCodeAt(i);
     const short = SHORT[code];
     if (short !== undefined) out += short;
-    else if (code < 0x20) out += u(code);
-    else if (ensureAscii) out += code > 0x7e ? u(code) : s.charAt(i);
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        out += s.slice(i, i + 2);
-        i++;
-      } else out += u(code);
-    } else if (code >= 0xdc00 && code <= 0xdfff) out += u(code);
+    else if (code < 0x20 || code > 0x7e) out += u(code);
     else out += s.charAt(i);
   }
   return `${out}"`;
@@ -87,6 +81,8 @@ interface RenderContext {
   readonly indent: number | undefined;
   readonly isNonFiniteNull: boolean;
 }
+
+const DEFAULT_CONTEXT: RenderContext = { ascii: false, indent: undefined, isNonFiniteNull: false };
 
 function numberJson(n: JsonNumber | number, ctx: RenderContext): string {
   const x = typeof n === 'number' ? n : n.value;
@@ -131,7 +127,10 @@ function render(v: unknown, ctx: RenderContext, depth: number): string {
  * is integral; a Map or record is an object whose undefined members are skipped; undefined elsewhere
  * and values JSON lacks (bigint, symbol, function) are `null`.
  */
-export function pyJson(value: unknown, options: PyJsonOptions = {}): string {
+export function pyJson(value: unknown, options?: PyJsonOptions): string {
+  // The common case, a string with the default options, skips building a render context.
+  if (typeof value === 'string' && options === undefined) return pyJsonString(value, false);
+  if (options === undefined) return render(value, DEFAULT_CONTEXT, 0);
   const ctx: RenderContext = {
     ascii: options.ensureAscii ?? false,
     indent: options.indent,

@@ -252,6 +252,28 @@ describe('python compatibility', () => {
     );
   });
 
+  it('escapes every UTF-16 code unit of a raw (ensure_ascii=False) string as json.dumps does', () => {
+    // json.dumps(ensure_ascii=False) escapes `"` and `\\`, \b \f \n \r \t by their short forms and other
+    // C0 controls as \u00xx; musubi also escapes lone surrogates (Python cannot encode them).
+    const short: Record<string, string> = {
+      '"': '\\"',
+      '\\': '\\\\',
+      '\b': '\\b',
+      '\f': '\\f',
+      '\n': '\\n',
+      '\r': '\\r',
+      '\t': '\\t',
+    };
+    const hex = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`;
+    for (let code = 0; code < 0x10000; code++) {
+      const ch = String.fromCharCode(code);
+      const isSurrogate = code >= 0xd800 && code <= 0xdfff;
+      const escaped = short[ch] ?? (code < 0x20 || isSurrogate ? hex(code) : ch);
+      expect(pyJson(`a${ch}b`), hex(code)).toBe(`"a${escaped}b"`);
+    }
+    expect(pyJson('\ud83d\ude00 é')).toBe('"\ud83d\ude00 é"');
+  });
+
   it('renders plain JS values as the Python values they stand for', () => {
     for (const [value, python, str, dumps] of PLAIN) {
       expect([pyStr(value), pyJson(value)], python).toEqual([str, dumps]);

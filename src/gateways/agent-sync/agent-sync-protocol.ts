@@ -13,9 +13,16 @@ import { ListenScheduler } from './listen-scheduler.js';
 import { Liveness } from './liveness.js';
 import * as mail from './mail-commands.js';
 import { renderItem, type MailItem, type RenderedItem } from './mail-item.js';
-import { mailboxAddress, stringAddress, type MailboxAddress } from './mailbox-address.js';
+import {
+  AddressBook,
+  knownAddress,
+  mailboxAddress,
+  stringAddress,
+  type KnownAddress,
+  type MailboxAddress,
+} from './mailbox-address.js';
 import { AgentSyncMailboxes } from './mailboxes.js';
-import { errorReply, unhashableReply } from './replies.js';
+import { errorReply, okReply, unhashableReply } from './replies.js';
 import * as report from './report-commands.js';
 import type { Reservation } from './reservation.js';
 import { RoundLog } from './round-log.js';
@@ -59,7 +66,91 @@ export interface AgentSyncProtocolOptions {
 
 export type { CommandOutcome } from './command-context.js';
 
-const reply = (text: string): CommandOutcome => ({ kind: 'reply', text, reservation: null });
+const OK_OUTCOME: CommandOutcome = { kind: 'reply', text: okReply(), reservation: null };
+const reply = (text: string): CommandOutcome =>
+  text === OK_OUTCOME.text ? OK_OUTCOME : { kind: 'reply', text, reservation: null };
+
+/** What every command's context shares with the others (built once per protocol). */
+interface SharedContext extends Omit<CommandContext, 'deliver' | 'announce'> {
+  announce(change: PhaseChange, run: CommandRun): Promise<void>;
+}
+
+/**
+ * One command's context: the shared collaborators, plus delivery that records the mailboxes it
+ * touched (their parked listens are served once the command is done). One small object per command.
+ */
+class CommandRun implements CommandContext {
+  readonly #shared: SharedContext;
+  /** Mailboxes this command delivered to, in order; undefined until it delivers. */
+  touched: MailboxAddress[] | undefined = undefined;
+
+  constructor(shared: SharedContext) {
+    this.#shared = shared;
+  }
+
+  get team(): RoundsTeam {
+    return this.#shared.team;
+  }
+
+  get mailboxes(): AgentSyncMailboxes {
+    return this.#shared.mailboxes;
+  }
+
+  get liveness(): Liveness {
+    return this.#shared.liveness;
+  }
+
+  get roundLog(): RoundLog {
+    return this.#shared.roundLog;
+  }
+
+  get clock(): Clock {
+    return this.#shared.clock;
+  }
+
+  get staleAfterMs(): number {
+    return this.#shared.staleAfterMs;
+  }
+
+  isWaiting(name: string): boolean {
+    return this.#shared.isWaiting(name);
+  }
+
+  addressOf(name: string): KnownAddress {
+    return this.#shared.addressOf(name);
+  }
+
+  touch(name: JsonValue | undefined): void {
+    this.#shared.touch(name);
+  }
+
+  attached(name: string): Promise<void> {
+    return this.#shared.attached(name);
+  }
+
+  deliver(targets: readonly MailboxAddress[], item: MailItem, rendered: RenderedItem): Promise<void> {
+    const [first] = targets;
+    if (targets.length !== 1 || first === undefined) return this.#deliverEach(targets, item, rendered);
+    // Recorded first: serving a mailbox whose enqueue failed finds nothing new there, which is harmless.
+    (this.touched ??= []).push(first);
+    return this.#shared.mailboxes.enqueue(first, item, rendered);
+  }
+
+  async #deliverEach(
+    targets: readonly MailboxAddress[],
+    item: MailItem,
+    rendered: RenderedItem,
+  ): Promise<void> {
+    for (const target of targets) {
+      await this.#shared.mailboxes.enqueue(target, item, rendered);
+      (this.touched ??= []).push(target);
+    }
+  }
+
+  announce(change: PhaseChange): Promise<void> {
+    return this.#shared.announce(change, this);
+  }
+}
 
 /**
  * The agent_sync protocol without sockets: runs parsed requests against the rounds team and the
@@ -76,7 +167,8 @@ export class AgentSyncProtocol {
   readonly #listens: ListenScheduler;
   readonly #roundLog: RoundLog;
   /** What every command's context shares (built once: a context is made per command). */
-  readonly #shared: Omit<CommandContext, 'deliver' | 'announce'>;
+  readonly #shared: SharedContext;
+  readonly #addresses = new AddressBook();
 
   private constructor(options: AgentSyncProtocolOptions) {
     this.#options = options;
@@ -103,9 +195,11 @@ export class AgentSyncProtocol {
       roundLog: this.#roundLog,
       clock,
       staleAfterMs: options.staleAfterMs,
-      isWaiting: (name) => this.#listens.isWaiting(stringAddress(name).key),
+      isWaiting: (name) => this.#listens.isWaiting(this.#addresses.of(name).address.key),
+      addressOf: (name) => this.#addresses.of(name),
       touch: (name) => this.#touch(name),
       attached: (name) => this.#attached(name),
+      announce: (change, run) => this.#announce(change, run),
     };
   }
 
@@ -135,21 +229,20 @@ export class AgentSyncProtocol {
    * Runs one request. `signal` aborts when the connection ends or fails: a parked listen is then
    * cancelled without dequeuing anything. Never rejects for request problems (they become error replies).
    */
-  async execute(request: JsonObject, signal: AbortSignal): Promise<CommandOutcome> {
+  execute(request: JsonObject, signal: AbortSignal): Promise<CommandOutcome> {
     const cmd = request.get('cmd');
     if (cmd === 'listen') {
       const agent = valueOr(request, 'agent', '');
-      const address = mailboxAddress(agent);
-      if ('unhashable' in address) return reply(unhashableReply(address.unhashable));
-      return this.#listens.listen(request, agent, address, signal);
+      const known = typeof agent === 'string' ? this.#addresses.of(agent) : this.#knownAddress(agent);
+      if ('unhashable' in known) return Promise.resolve(reply(unhashableReply(known.unhashable)));
+      return this.#listens.listen(request, agent, known, signal);
     }
     const handler = typeof cmd === 'string' ? HANDLERS.get(cmd) : undefined;
     if (handler === undefined) {
-      return reply(errorReply(`Unknown command: ${cmd === undefined ? '' : pyStr(cmd)}`));
+      return Promise.resolve(reply(errorReply(`Unknown command: ${cmd === undefined ? '' : pyStr(cmd)}`)));
     }
     const keys = typeof cmd === 'string' ? this.#mailboxKeys(cmd, request) : null;
-    const run = (): Promise<CommandOutcome> => this.#run(handler, request, cmd);
-    return keys === null ? this.#locks.exclusive(run) : this.#locks.mailboxes(keys, run);
+    return this.#run(handler, request, keys);
   }
 
   /** After a listen reply: commits (written) or releases its reservation. See ListenScheduler.settle. */
@@ -166,76 +259,68 @@ export class AgentSyncProtocol {
    * The mailboxes a command touches when it touches nothing else (send, peek, say to one name), or null
    * for commands that read or change the round state (they run alone).
    */
-  #mailboxKeys(cmd: string, request: JsonObject): string[] | null {
-    const keyOf = (v: JsonValue): string[] => {
-      const address = mailboxAddress(v);
-      return 'unhashable' in address ? [] : [address.key];
-    };
-    if (cmd === 'peek') return keyOf(valueOr(request, 'agent', ''));
-    if (cmd === 'send') return keyOf(valueOr(request, 'to', ''));
+  #mailboxKeys(cmd: string, request: JsonObject): readonly string[] | null {
+    if (cmd === 'peek') return this.#keysOf(valueOr(request, 'agent', ''));
+    if (cmd === 'send') return this.#keysOf(valueOr(request, 'to', ''));
     const to = valueOr(request, 'to', '');
-    if (cmd === 'say' && isTruthy(to)) return keyOf(to);
+    if (cmd === 'say' && isTruthy(to)) return this.#keysOf(to);
     return null;
   }
 
+  #keysOf(v: JsonValue): readonly string[] {
+    const known = typeof v === 'string' ? this.#addresses.of(v) : this.#knownAddress(v);
+    return 'unhashable' in known ? [] : known.keys;
+  }
+
+  /** The address of a name that is not a string (never remembered: such names are rare). */
+  #knownAddress(v: JsonValue): KnownAddress | { readonly unhashable: 'list' | 'dict' } {
+    const address = mailboxAddress(v);
+    return 'unhashable' in address ? address : knownAddress(address);
+  }
+
+  /**
+   * Runs one command holding its locks (`keys` of the mailboxes it alone touches, or null: it runs
+   * alone). The locks are queued for synchronously, in call order, before the first await.
+   */
   async #run(
     handler: CommandHandler,
     request: JsonObject,
-    cmd: JsonValue | undefined,
+    keys: readonly string[] | null,
   ): Promise<CommandOutcome> {
-    const touched: MailboxAddress[] = [];
-    const ctx = this.#context(touched);
+    if (!this.#locks.tryHold(keys)) await this.#locks.hold(keys);
+    const ctx = new CommandRun(this.#shared);
     try {
       return reply(await handler(request, ctx));
     } catch (err) {
-      this.#log.error({ err, cmd }, 'command failed');
+      this.#log.error({ err, cmd: request.get('cmd') }, 'command failed');
       return reply(errorReply(err instanceof Error ? err.message : String(err)));
     } finally {
-      // Parked listens are served once the command that enqueued has finished its state change.
-      const seen = touched.length > 1 ? new Set<string>() : undefined;
-      for (const address of touched) {
-        if (seen?.has(address.key) === true) continue;
-        seen?.add(address.key);
-        if (!this.#listens.isWaiting(address.key)) continue; // nothing parked there: nothing to serve
-        await this.#listens
-          .serve(address)
-          .catch((err: unknown) => this.#log.error({ err }, 'serving listens failed'));
+      const touched = ctx.touched;
+      if (touched !== undefined && touched.some((a) => this.#listens.isWaiting(a.key))) {
+        await this.#serveTouched(touched);
       }
+      this.#locks.release(keys);
     }
   }
 
-  /** A command's context: the shared collaborators, plus delivery that records what it touched. */
-  #context(touched: MailboxAddress[]): CommandContext {
-    const deliver = async (
-      targets: readonly MailboxAddress[],
-      item: MailItem,
-      rendered: RenderedItem,
-    ): Promise<void> => {
-      for (const target of targets) {
-        await this.#mailboxes.enqueue(target, item, rendered);
-        touched.push(target);
-      }
-    };
-    const shared = this.#shared;
-    return {
-      team: shared.team,
-      mailboxes: shared.mailboxes,
-      liveness: shared.liveness,
-      roundLog: shared.roundLog,
-      clock: shared.clock,
-      staleAfterMs: shared.staleAfterMs,
-      isWaiting: shared.isWaiting,
-      touch: shared.touch,
-      attached: shared.attached,
-      deliver,
-      announce: (change) => this.#announce(change, deliver),
-    };
+  /** Parked listens are served once the command that enqueued has finished its state change. */
+  async #serveTouched(touched: readonly MailboxAddress[]): Promise<void> {
+    const seen = touched.length > 1 ? new Set<string>() : undefined;
+    for (const address of touched) {
+      if (seen?.has(address.key) === true) continue;
+      seen?.add(address.key);
+      if (!this.#listens.isWaiting(address.key)) continue; // nothing parked there: nothing to serve
+      await this.#listens
+        .serve(address)
+        .catch((err: unknown) => this.#log.error({ err }, 'serving listens failed'));
+    }
   }
 
-  async #announce(change: PhaseChange, deliver: CommandContext['deliver']): Promise<void> {
+  async #announce(change: PhaseChange, run: CommandRun): Promise<void> {
     const text = `Phase changed: ${change.from} -> ${change.to} (round ${change.round})`;
     const item = { from: '__server__', type: 'phase_change', text, tsMs: this.#options.clock.now() };
-    await deliver(change.recipients.map(stringAddress), item, renderItem(item));
+    const recipients = change.recipients.map((name) => this.#addresses.of(name).address);
+    await run.deliver(recipients, item, renderItem(item));
     const data = { team: this.#options.teamId, from: change.from, to: change.to, round: change.round };
     await this.#options.bus
       .publish({ type: 'team.phase_changed', data })

@@ -3,7 +3,7 @@ import type { JsonObject, JsonValue } from '../../core/python/json-loads.js';
 import type { RoundsTeam } from '../../teams/rounds/rounds-team.js';
 import type { PhaseChange } from '../../teams/rounds/rounds-state.js';
 import type { Liveness } from './liveness.js';
-import type { MailboxAddress } from './mailbox-address.js';
+import type { KnownAddress, MailboxAddress } from './mailbox-address.js';
 import type { AgentSyncMailboxes } from './mailboxes.js';
 import type { MailItem, RenderedItem } from './mail-item.js';
 import type { Reservation } from './reservation.js';
@@ -19,6 +19,8 @@ export interface CommandContext {
   readonly staleAfterMs: number;
   /** True while a listen waits for `name`. */
   isWaiting(name: string): boolean;
+  /** The mailbox of a string name, worked out once per name. */
+  addressOf(name: string): KnownAddress;
   /** Marks `name` as seen now, if it is a joined agent. */
   touch(name: JsonValue | undefined): void;
   /** Records in the agent directory that `name` is attached through agent_sync (best effort). */

@@ -1,3 +1,6 @@
+/** Keys kept at a count of 0 at most before they are swept out (request names are unbounded). */
+const MAX_IDLE_KEYS = 4_096;
+
 interface Request {
   /** Null: exclusive (conflicts with everything). Otherwise the mailbox keys it needs alone. */
   readonly keys: readonly string[] | null;
@@ -16,7 +19,11 @@ interface Request {
  */
 export class CommandLocks {
   readonly #waiting: Request[] = [];
-  /** Running mailbox commands per key (a command names each key once). */
+  /**
+   * Running mailbox commands per key (a command names each key once). A key whose count drops to 0
+   * stays in the map (deleting and adding again churns the table); the map is emptied of them when it
+   * grows past {@link MAX_IDLE_KEYS}.
+   */
   readonly #runningKeys = new Map<string, number>();
   #runningCount = 0;
   #isExclusiveRunning = false;
@@ -31,21 +38,39 @@ export class CommandLocks {
     return this.#run(keys.length > 1 ? [...new Set(keys)] : keys, task);
   }
 
+  /**
+   * Takes `keys` (null: everything) at once when nothing running conflicts and nothing waits; false
+   * otherwise (then call {@link CommandLocks.hold}, in the same synchronous step). Release with
+   * {@link CommandLocks.release}. For callers that hold the lock across their own awaits.
+   */
+  tryHold(keys: readonly string[] | null): boolean {
+    if (this.#waiting.length > 0 || this.#isBlocked(keys)) return false;
+    this.#enter(keys);
+    return true;
+  }
+
+  /** Queues for `keys` (null: everything) behind every earlier request; resolves once they are held. */
+  hold(keys: readonly string[] | null): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#waiting.push({ keys, start: resolve });
+      this.#dispatch();
+    });
+  }
+
+  /** Gives back what {@link CommandLocks.tryHold} or {@link CommandLocks.hold} took. */
+  release(keys: readonly string[] | null): void {
+    this.#leave(keys);
+    this.#dispatch();
+  }
+
   async #run<T>(keys: readonly string[] | null, task: () => Promise<T>): Promise<T> {
     // Nothing waits and nothing running conflicts: start now, skipping the queue. Either way the
     // request holds its keys from the moment it starts (#dispatch enters it synchronously).
-    if (this.#waiting.length === 0 && !this.#isBlocked(keys)) this.#enter(keys);
-    else {
-      await new Promise<void>((resolve) => {
-        this.#waiting.push({ keys, start: resolve });
-        this.#dispatch();
-      });
-    }
+    if (!this.tryHold(keys)) await this.hold(keys);
     try {
       return await task();
     } finally {
-      this.#leave(keys);
-      this.#dispatch();
+      this.release(keys);
     }
   }
 
@@ -58,12 +83,9 @@ export class CommandLocks {
   #leave(keys: readonly string[] | null): void {
     this.#runningCount--;
     if (keys === null) this.#isExclusiveRunning = false;
-    else {
-      for (const key of keys) {
-        const left = (this.#runningKeys.get(key) ?? 1) - 1;
-        if (left === 0) this.#runningKeys.delete(key);
-        else this.#runningKeys.set(key, left);
-      }
+    else for (const key of keys) this.#runningKeys.set(key, (this.#runningKeys.get(key) ?? 1) - 1);
+    if (this.#runningKeys.size > MAX_IDLE_KEYS) {
+      for (const [key, count] of this.#runningKeys) if (count === 0) this.#runningKeys.delete(key);
     }
   }
 
@@ -71,7 +93,7 @@ export class CommandLocks {
   #isBlocked(keys: readonly string[] | null): boolean {
     if (this.#isExclusiveRunning) return true;
     if (keys === null) return this.#runningCount > 0;
-    for (const key of keys) if (this.#runningKeys.has(key)) return true;
+    for (const key of keys) if ((this.#runningKeys.get(key) ?? 0) > 0) return true;
     return false;
   }
 

@@ -4,11 +4,16 @@ import type { JsonObject, JsonValue } from '../../core/python/json-loads.js';
 import type { CommandOutcome } from './command-context.js';
 import type { CommandLocks } from './command-locks.js';
 import { listenReply, listenTimeoutMs } from './listen-replies.js';
-import { ListenWaiters, type Waiter } from './listen-waiters.js';
-import type { MailboxAddress } from './mailbox-address.js';
+import { ListenWaiters, type WaitResult, type Waiter } from './listen-waiters.js';
+import type { KnownAddress, MailboxAddress } from './mailbox-address.js';
 import type { AgentSyncMailboxes } from './mailboxes.js';
 import { errorReply } from './replies.js';
 import type { Reservation } from './reservation.js';
+
+/** A listen that waits for mail: settles when it got some, timed out or was cancelled. */
+interface Parked {
+  readonly parked: Promise<WaitResult>;
+}
 
 /** Collaborators of {@link ListenScheduler}. */
 export interface ListenSchedulerOptions {
@@ -45,12 +50,17 @@ export class ListenScheduler {
   async listen(
     request: JsonObject,
     agent: JsonValue,
-    address: MailboxAddress,
+    known: KnownAddress,
     signal: AbortSignal,
   ): Promise<CommandOutcome> {
-    const start = await this.#o.locks.mailboxes([address.key], () =>
-      this.#start(request, agent, address, signal),
-    );
+    const locks = this.#o.locks;
+    if (!locks.tryHold(known.keys)) await locks.hold(known.keys);
+    let start: CommandOutcome | Parked;
+    try {
+      start = await this.#start(request, agent, known.address, signal);
+    } finally {
+      locks.release(known.keys);
+    }
     if ('kind' in start) return start;
     const result = await start.parked;
     if (result.kind === 'cancelled') return result;
@@ -78,11 +88,7 @@ export class ListenScheduler {
    * or queued synchronously, so requests arriving later see the removal (see Reservation.commitsAlone).
    */
   settle(reservation: Reservation, isWritten: boolean): Promise<void> {
-    if (isWritten && reservation.commitsAlone) {
-      return reservation
-        .commit()
-        .catch((err: unknown) => this.#o.logger.error({ err }, 'could not settle a listen reservation'));
-    }
+    if (isWritten && reservation.commitsAlone) return reservation.commit().catch(this.#onSettleFailed);
     return this.#o.locks
       .mailboxes([reservation.mailboxKey], async () => {
         if (isWritten) return reservation.commit();
@@ -91,8 +97,12 @@ export class ListenScheduler {
         const waiting = this.#waiters.oldest(reservation.mailboxKey);
         if (waiting !== undefined) await this.serve(waiting.address);
       })
-      .catch((err: unknown) => this.#o.logger.error({ err }, 'could not settle a listen reservation'));
+      .catch(this.#onSettleFailed);
   }
+
+  readonly #onSettleFailed = (err: unknown): void => {
+    this.#o.logger.error({ err }, 'could not settle a listen reservation');
+  };
 
   /** Cancels every parked listen and stops the timer. Idempotent. */
   close(): void {
@@ -102,16 +112,35 @@ export class ListenScheduler {
     this.#waiters.cancelAll();
   }
 
-  async #start(
+  /**
+   * Answers from queued mail (serving older parked listens first), else parks the listen. Called
+   * holding the mailbox's lock.
+   */
+  #start(
     request: JsonObject,
     agent: JsonValue,
     address: MailboxAddress,
     signal: AbortSignal,
-  ): Promise<CommandOutcome | { readonly parked: ReturnType<ListenWaiters['park']>['result'] }> {
+  ): Promise<CommandOutcome | Parked> {
     this.#o.touch(agent);
-    if (this.#waiters.has(address.key)) await this.serve(address);
-    const reservation = await this.#o.mailboxes.reserve(address);
-    if (reservation !== null) return { kind: 'reply', text: listenReply(reservation.items), reservation };
+    if (this.#waiters.has(address.key)) {
+      return this.serve(address).then(() => this.#reserveOrPark(request, address, signal));
+    }
+    return this.#reserveOrPark(request, address, signal);
+  }
+
+  #reserveOrPark(
+    request: JsonObject,
+    address: MailboxAddress,
+    signal: AbortSignal,
+  ): Promise<CommandOutcome | Parked> {
+    return this.#o.mailboxes.reserve(address).then((reservation) => {
+      if (reservation !== null) return { kind: 'reply', text: listenReply(reservation.items), reservation };
+      return this.#park(request, address, signal);
+    });
+  }
+
+  #park(request: JsonObject, address: MailboxAddress, signal: AbortSignal): CommandOutcome | Parked {
     const timeout = listenTimeoutMs(request.get('timeout'));
     if ('error' in timeout) return { kind: 'reply', text: errorReply(timeout.error), reservation: null };
     if (timeout.ms <= 0) return { kind: 'reply', text: listenReply([], true), reservation: null };

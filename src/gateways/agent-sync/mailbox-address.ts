@@ -43,3 +43,40 @@ export function stringAddress(name: string): MailboxAddress {
   if ('unhashable' in address) throw new TypeError('a string is always hashable');
   return address;
 }
+
+/** An address with what commands on it alone need, made once. */
+export interface KnownAddress {
+  readonly address: MailboxAddress;
+  /** `[address.key]`: the lock keys of a command on this mailbox alone. */
+  readonly keys: readonly string[];
+  /** `[address]`: the delivery targets of a message to this mailbox alone. */
+  readonly targets: readonly MailboxAddress[];
+}
+
+/** The {@link KnownAddress} of `address`. */
+export function knownAddress(address: MailboxAddress): KnownAddress {
+  return { address, keys: [address.key], targets: [address] };
+}
+
+/** Names remembered at most before the book starts over (names come from requests). */
+const MAX_KNOWN = 4_096;
+
+/**
+ * The addresses of string names, worked out once per name (a name's address never changes): most
+ * requests name one of a handful of agents, and hashing and classifying the name again for each of them
+ * would be wasted. Bounded: past {@link MAX_KNOWN} names it forgets them all and starts over.
+ */
+export class AddressBook {
+  readonly #known = new Map<string, KnownAddress>();
+
+  /** The address of `name` and its lock keys. */
+  of(name: string): KnownAddress {
+    let known = this.#known.get(name);
+    if (known === undefined) {
+      known = knownAddress(stringAddress(name));
+      if (this.#known.size >= MAX_KNOWN) this.#known.clear();
+      this.#known.set(name, known);
+    }
+    return known;
+  }
+}

@@ -1,12 +1,18 @@
 import { z } from 'zod';
 import type { Bus, KvState, MailWatch } from '../../bus/bus.types.js';
+import type { StoredMessage } from '../../store/store.js';
 import type { EnvelopeInput } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import { type MailItem, type RenderedItem, envelopeItem, itemEnvelope } from './mail-item.js';
 import type { MailboxAddress } from './mailbox-address.js';
-import { type Reservation, takeWithinBudget } from './reservation.js';
+import {
+  LISTEN_REPLY_OVERHEAD_BYTES,
+  MAX_PAGED_REPLY_BYTES,
+  type Reservation,
+  takeWithinBudget,
+} from './reservation.js';
 
 const knownSchema = z.array(z.string());
 
@@ -39,13 +45,17 @@ export class AgentSyncMailboxes {
   }
 
   /** Appends one already rendered (and size-checked) item. */
-  async enqueue(address: MailboxAddress, item: MailItem, rendered: RenderedItem): Promise<void> {
-    if (address.kind === 'private') {
-      await this.#privateBoxes.enqueue(address.digest, address.label, rendered);
-      return;
-    }
-    if (!this.#known.has(address.mailbox)) await this.#remember(address.mailbox);
-    await this.#busBoxes.enqueue(itemEnvelope(address.mailbox, item, rendered));
+  enqueue(address: MailboxAddress, item: MailItem, rendered: RenderedItem): Promise<void> {
+    if (address.kind === 'private')
+      return this.#privateBoxes.enqueue(address.digest, address.label, rendered);
+    if (!this.#known.has(address.mailbox)) return this.#enqueueNew(address.mailbox, item, rendered);
+    return this.#busBoxes.enqueue(itemEnvelope(address.mailbox, item, rendered), rendered);
+  }
+
+  /** Enqueues to a bus mailbox this gateway has not written to before, remembering it first. */
+  async #enqueueNew(mailbox: string, item: MailItem, rendered: RenderedItem): Promise<void> {
+    await this.#remember(mailbox);
+    await this.#busBoxes.enqueue(itemEnvelope(mailbox, item, rendered), rendered);
   }
 
   /** Messages queued for `address`, reserved ones included. */
@@ -56,7 +66,7 @@ export class AgentSyncMailboxes {
   }
 
   /** Reserves the head of the mailbox for one listen reply; null when nothing unreserved is queued. */
-  async reserve(address: MailboxAddress): Promise<Reservation | null> {
+  reserve(address: MailboxAddress): Promise<Reservation | null> {
     return address.kind === 'bus'
       ? this.#busBoxes.reserve(address.mailbox, address.key)
       : this.#privateBoxes.reserve(address.digest, address.key);
@@ -94,64 +104,158 @@ export class AgentSyncMailboxes {
 /** Lease taken while a fresh start drains a mailbox; each message is acked at once. */
 const DRAIN_LEASE_MS = 60_000;
 const FIRST_PEEK = 64;
+/** Items remembered as rendered at send time at most (the oldest is forgotten first). */
+const MAX_RENDERED = 8_192;
+/** Mailboxes with no reserved ids (or no running removal) whose empty record is kept at most. */
+const MAX_IDLE_MAILBOXES = 1_024;
+
+/**
+ * Removals of one mailbox still running. Each gets a ticket in start order; a waiter is woken once
+ * every removal that was running when it came has finished (later ones do not hold it up). Kept after
+ * the last one ends (see MAX_IDLE_MAILBOXES).
+ */
+interface Removals {
+  running: number;
+  nextTicket: number;
+  waiters: { readonly before: number; remaining: number; readonly wake: () => void }[];
+}
+
+/**
+ * A reservation of messages in a bus mailbox: {@link Reservation.commit} takes exactly its ids out of
+ * the mailbox, {@link Reservation.release} makes them available to other listens again.
+ */
+class BusReservation implements Reservation {
+  readonly #owner: BusMailboxes;
+  readonly mailboxKey: string;
+  readonly items: readonly RenderedItem[];
+  readonly commitsAlone: boolean;
+  readonly #mailbox: string;
+  readonly #ids: readonly string[];
+
+  constructor(
+    owner: BusMailboxes,
+    at: { readonly mailbox: string; readonly mailboxKey: string; readonly commitsAlone: boolean },
+    ids: readonly string[],
+    items: readonly RenderedItem[],
+  ) {
+    this.#owner = owner;
+    this.#mailbox = at.mailbox;
+    this.mailboxKey = at.mailboxKey;
+    this.commitsAlone = at.commitsAlone;
+    this.#ids = ids;
+    this.items = items;
+  }
+
+  commit(): Promise<void> {
+    return this.#owner.removeReserved(this.#mailbox, this.#ids);
+  }
+
+  release(): Promise<void> {
+    this.#owner.unreserve(this.#mailbox, this.#ids);
+    return Promise.resolve();
+  }
+}
 
 /**
  * agent_sync mailboxes that are bus mailboxes. A listen reserves messages by id without claiming them
  * (so a reply that is never written costs no delivery attempt and nothing has to be given back); the
  * commit takes exactly the reserved ids out of the mailbox with {@link Bus.take}, all in one go, so a
- * store with group commit writes them in one transaction.
+ * store with group commit writes them in one transaction. What this gateway rendered when it sent a
+ * message is remembered by envelope id, so a listen hands it out without rendering it again (a cache:
+ * what the mailbox holds decides what is delivered).
  */
 export class BusMailboxes {
   readonly #bus: Bus;
   readonly #logger: Logger;
   readonly #reserved = new Map<string, Set<string>>();
   /** Per mailbox, the removals still running (see Reservation.commitsAlone). */
-  readonly #removing = new Map<string, Set<Promise<void>>>();
+  readonly #removing = new Map<string, Removals>();
+  readonly #rendered = new Map<string, RenderedItem>();
 
   constructor(options: { readonly bus: Bus; readonly logger: Logger }) {
     this.#bus = options.bus;
     this.#logger = options.logger;
   }
 
-  async enqueue(input: EnvelopeInput): Promise<void> {
-    await this.#bus.send(input);
+  /** Sends one envelope; `rendered` is how a listen reply shows it (remembered for that). */
+  enqueue(input: EnvelopeInput, rendered?: RenderedItem): Promise<void> {
+    return this.#bus.send(input).then(({ envelope, isDuplicate }) => {
+      if (rendered === undefined || isDuplicate) return;
+      if (this.#rendered.size >= MAX_RENDERED) {
+        for (const oldest of this.#rendered.keys()) {
+          this.#rendered.delete(oldest);
+          break;
+        }
+      }
+      this.#rendered.set(envelope.id, rendered);
+    });
   }
 
-  /** Messages in the mailbox, reserved ones included (0 for a mailbox never used; nothing is created). */
+  /**
+   * Messages in the mailbox, reserved ones included (0 for a mailbox never used; nothing is created).
+   * Removals running when it is called are waited for, so a message whose reply was written is gone.
+   */
   async pending(mailbox: string): Promise<number> {
-    const removing = this.#removing.get(mailbox);
-    if (removing !== undefined) await Promise.all(removing);
+    const removals = this.#removing.get(mailbox);
+    if (removals !== undefined && removals.running > 0) {
+      await new Promise<void>((wake) =>
+        removals.waiters.push({ before: removals.nextTicket, remaining: removals.running, wake }),
+      );
+    }
     return (await this.#bus.count(mailbox)).total;
   }
 
   /** Reserves unreserved ready messages from the head within the listen budget; null when there are none. */
-  async reserve(mailbox: string, mailboxKey: string): Promise<Reservation | null> {
+  reserve(mailbox: string, mailboxKey: string, limit = FIRST_PEEK): Promise<Reservation | null> {
+    return this.#bus.peek(mailbox, { limit }).then((peeked) => {
+      const picked = this.#pick(mailbox, peeked);
+      // Everything peeked fitted and there may be more: look further.
+      if (!picked.isFull && peeked.length === limit) return this.reserve(mailbox, mailboxKey, limit * 8);
+      if (picked.ids.length === 0) return null;
+      const reserved = this.#reservedIn(mailbox);
+      for (const id of picked.ids) reserved.add(id);
+      // A later request's write can then not become durable before this removal (spec 4.5).
+      const at = { mailbox, mailboxKey, commitsAlone: this.#bus.writesInOrder };
+      return new BusReservation(this, at, picked.ids, picked.items);
+    });
+  }
+
+  /** The unreserved ready messages from the head of `peeked` that fit one listen reply. */
+  #pick(
+    mailbox: string,
+    peeked: readonly StoredMessage[],
+  ): { ids: string[]; items: RenderedItem[]; isFull: boolean } {
     const reserved = this.#reserved.get(mailbox);
-    let limit = FIRST_PEEK;
-    for (;;) {
-      const peeked = await this.#bus.peek(mailbox, { limit });
-      const candidates = peeked
-        .filter((m) => m.state === 'ready' && reserved?.has(m.envelope.id) !== true)
-        .map((m) => ({ id: m.envelope.id, item: envelopeItem(m.envelope) }));
-      const taken = takeWithinBudget(candidates);
-      if (taken.length === candidates.length && peeked.length === limit) {
-        limit *= 8;
-        continue;
-      }
-      if (taken.length === 0) return null;
-      const ids = taken.map((t) => t.id);
-      const set = reserved ?? new Set<string>();
-      for (const id of ids) set.add(id);
-      this.#reserved.set(mailbox, set);
-      return {
-        mailboxKey,
-        items: taken.map((t) => t.item),
-        commit: () => this.#commit(mailbox, ids),
-        // A later request's write can then not become durable before this removal (spec 4.5).
-        commitsAlone: this.#bus.writesInOrder,
-        release: () => Promise.resolve(this.#unreserve(mailbox, ids)),
-      };
+    const ids: string[] = [];
+    const items: RenderedItem[] = [];
+    let used = LISTEN_REPLY_OVERHEAD_BYTES;
+    for (const message of peeked) {
+      const id = message.envelope.id;
+      if (message.state !== 'ready' || reserved?.has(id) === true) continue;
+      const item = this.#rendered.get(id) ?? envelopeItem(message.envelope);
+      const cost = item.bytes + (items.length > 0 ? 2 : 0);
+      if (items.length > 0 && used + cost > MAX_PAGED_REPLY_BYTES) return { ids, items, isFull: true };
+      ids.push(id);
+      items.push(item);
+      used += cost;
     }
+    return { ids, items, isFull: false };
+  }
+
+  /**
+   * The reserved ids of `mailbox`. An emptied set stays (emptying and making it again per listen would
+   * churn the map); the empty ones are dropped once more than {@link MAX_IDLE_MAILBOXES} pile up.
+   */
+  #reservedIn(mailbox: string): Set<string> {
+    let set = this.#reserved.get(mailbox);
+    if (set === undefined) {
+      if (this.#reserved.size >= MAX_IDLE_MAILBOXES) {
+        for (const [name, ids] of this.#reserved) if (ids.size === 0) this.#reserved.delete(name);
+      }
+      set = new Set();
+      this.#reserved.set(mailbox, set);
+    }
+    return set;
   }
 
   /** Removes every message of `mailbox` that can be claimed now (for a fresh start). */
@@ -165,36 +269,64 @@ export class BusMailboxes {
     }
   }
 
-  /** Takes the ids out of the mailbox; never rejects (a failure is logged: see #take). */
-  #commit(mailbox: string, ids: readonly string[]): Promise<void> {
-    const removing = this.#removing.get(mailbox) ?? new Set<Promise<void>>();
-    this.#removing.set(mailbox, removing);
-    const removal = Promise.all(ids.map((id) => this.#take(mailbox, id))).then(() => {
-      this.#unreserve(mailbox, ids);
-      removing.delete(removal);
-      if (removing.size === 0 && this.#removing.get(mailbox) === removing) this.#removing.delete(mailbox);
+  /**
+   * A reservation's commit: takes the ids out of the mailbox. Never rejects (a failure is logged:
+   * see #take); until it has finished, the ids stay reserved and {@link BusMailboxes.pending} waits.
+   */
+  removeReserved(mailbox: string, ids: readonly string[]): Promise<void> {
+    let removals = this.#removing.get(mailbox);
+    if (removals === undefined) {
+      if (this.#removing.size >= MAX_IDLE_MAILBOXES) {
+        for (const [name, idle] of this.#removing) if (idle.running === 0) this.#removing.delete(name);
+      }
+      removals = { running: 0, nextTicket: 0, waiters: [] };
+      this.#removing.set(mailbox, removals);
+    }
+    const ticket = removals.nextTicket++;
+    removals.running++;
+    // All takes at once: a store with group commit writes them in one transaction. #take never rejects.
+    const taking =
+      ids.length === 1
+        ? this.#take(mailbox, ids[0] ?? '')
+        : Promise.all(ids.map((id) => this.#take(mailbox, id)));
+    const running = removals;
+    return taking.then(() => {
+      for (const id of ids) this.#rendered.delete(id);
+      this.unreserve(mailbox, ids);
+      this.#finished(running, ticket);
     });
-    removing.add(removal);
-    return removal;
   }
 
-  async #take(mailbox: string, id: string): Promise<void> {
-    try {
-      if (!(await this.#bus.take(mailbox, id))) {
-        // Another consumer of the bus mailbox claimed it after the reply was made: it is delivered twice.
-        this.#logger.warn({ mailbox, messageId: id }, 'reserved message was taken by someone else');
-      }
-    } catch (err) {
-      // The reply was written; a failed take only means the message may be delivered once more.
-      this.#logger.warn({ mailbox, messageId: id, err }, 'could not remove a delivered message');
+  /** A reservation's release: the ids may go to another listen again. */
+  unreserve(mailbox: string, ids: readonly string[]): void {
+    const set = this.#reserved.get(mailbox);
+    if (set !== undefined) for (const id of ids) set.delete(id);
+  }
+
+  #finished(removals: Removals, ticket: number): void {
+    removals.running--;
+    if (removals.waiters.length > 0) {
+      removals.waiters = removals.waiters.filter((waiter) => {
+        if (ticket >= waiter.before || --waiter.remaining > 0) return true;
+        waiter.wake();
+        return false;
+      });
     }
   }
 
-  #unreserve(mailbox: string, ids: readonly string[]): void {
-    const set = this.#reserved.get(mailbox);
-    if (set === undefined) return;
-    for (const id of ids) set.delete(id);
-    if (set.size === 0) this.#reserved.delete(mailbox);
+  /** Takes one reserved message out; never rejects. */
+  #take(mailbox: string, id: string): Promise<void> {
+    return this.#bus.take(mailbox, id).then(
+      (isTaken) => {
+        // Another consumer of the bus mailbox claimed it after the reply was made: it is delivered twice.
+        if (!isTaken)
+          this.#logger.warn({ mailbox, messageId: id }, 'reserved message was taken by someone else');
+      },
+      (err: unknown) => {
+        // The reply was written; a failed take only means the message may be delivered once more.
+        this.#logger.warn({ mailbox, messageId: id, err }, 'could not remove a delivered message');
+      },
+    );
   }
 }
 

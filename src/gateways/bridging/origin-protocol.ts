@@ -9,9 +9,18 @@ export const ORIGIN_HEADER = 'x-musubi-protocol';
 /** The four seed protocols that translate on delivery. */
 export type WireProtocol = 'agent-sync' | 'ignite' | 'yadon' | 'neko';
 
-/** The headers that mark an envelope as coming from `protocol`. */
-export function originHeaders(protocol: WireProtocol): Record<string, string> {
-  return { [ORIGIN_HEADER]: protocol };
+// One frozen object per protocol: every message a gateway sends carries the same headers, and the bus
+// and stores keep a frozen headers object as it is instead of copying it.
+const ORIGIN_HEADERS: Readonly<Record<WireProtocol, Readonly<Record<string, string>>>> = {
+  'agent-sync': Object.freeze({ [ORIGIN_HEADER]: 'agent-sync' }),
+  ignite: Object.freeze({ [ORIGIN_HEADER]: 'ignite' }),
+  yadon: Object.freeze({ [ORIGIN_HEADER]: 'yadon' }),
+  neko: Object.freeze({ [ORIGIN_HEADER]: 'neko' }),
+};
+
+/** The headers that mark an envelope as coming from `protocol` (frozen, shared by every caller). */
+export function originHeaders(protocol: WireProtocol): Readonly<Record<string, string>> {
+  return ORIGIN_HEADERS[protocol];
 }
 
 /** True when the envelope entered through `protocol`. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../test/fakes/fake-clock.js';
-import { MemoryEventLog } from './memory-event-log.js';
+import { EventKind, MemoryEventLog } from './memory-event-log.js';
 
 describe('MemoryEventLog', () => {
   it('copies a caller event once and hands out frozen events nobody can change', () => {
@@ -17,11 +17,38 @@ describe('MemoryEventLog', () => {
     expect(() => Array.isArray(tags) && tags.push('x')).toThrow(TypeError);
   });
 
-  it('freezes the message events the store records', () => {
-    const log = new MemoryEventLog({ clock: new FakeClock(), retention: 10 });
-    const stored = log.record({ type: 'message.acked', mailbox: 'bob', messageId: 'm' });
-    expect(stored).toMatchObject({ type: 'message.acked', cursor: 1 });
-    expect(Object.isFrozen(stored)).toBe(true);
-    expect(log.lastCursor()).toBe(1);
+  it('builds frozen message events from what the store recorded, when they are read', () => {
+    const clock = new FakeClock();
+    const at = clock.now();
+    const log = new MemoryEventLog({ clock, retention: 10 });
+    log.record(EventKind.acked, 'bob', 'm');
+    log.record(EventKind.claimed, 'bob', 'n', 2, 5_000);
+    log.record(EventKind.deadLettered, 'bob', 'o', 0, 0, 'gave up');
+    const read = log.read(0, 10);
+    expect(read).toEqual([
+      { type: 'message.acked', mailbox: 'bob', messageId: 'm', cursor: 1, at },
+      {
+        type: 'message.claimed',
+        mailbox: 'bob',
+        messageId: 'n',
+        attempt: 2,
+        leaseUntil: 5_000,
+        cursor: 2,
+        at,
+      },
+      { type: 'message.dead_lettered', mailbox: 'bob', messageId: 'o', reason: 'gave up', cursor: 3, at },
+    ]);
+    expect(read.every((e) => Object.isFrozen(e))).toBe(true);
+    expect(log.lastCursor()).toBe(3);
+  });
+
+  it('keeps the newest events past its retention, growing its slots as it fills', () => {
+    const log = new MemoryEventLog({ clock: new FakeClock(), retention: 2_500 });
+    for (let i = 0; i < 6_000; i++) log.record(EventKind.acked, 'bob', `m${i}`);
+    const read = log.read(0, 10_000);
+    expect(read).toHaveLength(2_500);
+    expect(read[0]).toMatchObject({ cursor: 3_501, messageId: 'm3500' });
+    expect(read.at(-1)).toMatchObject({ cursor: 6_000, messageId: 'm5999' });
+    expect(log.read(5_990, 3).map((e) => e.cursor)).toEqual([5_991, 5_992, 5_993]);
   });
 });

@@ -1,20 +1,20 @@
 import type { Envelope } from '../../core/envelope.js';
 import { formatDeliveryId, leaseProblem, type DeliveryRef } from '../delivery-id.js';
 import type { DeadLetter, Delivery, MailboxCounts, MessageState, StoredMessage } from '../store.js';
-import { BinaryHeap } from './binary-heap.js';
+import { IndexedHeap, type HeapSlot } from './indexed-heap.js';
 
 /** One live message of a {@link MemoryMailbox}. Mutated only by the mailbox. */
-export interface MessageRecord {
+export interface MessageRecord extends HeapSlot {
   readonly seq: number;
   readonly rank: number;
-  /** As appended, with attempt 0; the live count is `attempt`. */
+  /** As appended, frozen, with attempt 0; the live count is `attempt`. */
   readonly envelope: Envelope;
   attempt: number;
   isLeased: boolean;
   /** When a leased or delayed message becomes claimable; when a ready one became so. */
   availableAt: number;
-  /** Bumped on every move; heap entries carrying an older version are stale. */
-  version: number;
+  /** True while it waits in the time-ordered heap (leased or delayed), false while claimable. */
+  isWaiting: boolean;
 }
 
 /** A dead letter plus its place in the global death order. */
@@ -24,25 +24,29 @@ export interface DeadRecord {
   readonly order: number;
 }
 
-interface HeapEntry {
-  readonly record: MessageRecord;
-  readonly version: number;
-  readonly at: number;
-}
+const RANKS = 4;
+/** Removed records tolerated in a priority's list before it is compacted. */
+const MIN_COMPACT = 32;
 
 /**
- * One mailbox of the memory store. Ready messages sit in a heap ordered by (priority, seq); leased and
- * delayed ones in a heap ordered by the time they become claimable, and move over lazily when a claim
- * finds them due. Claims are O(log n) however many messages are leased or delayed.
+ * One mailbox of the memory store. Claimable messages sit in a heap ordered by (priority, seq); leased
+ * and delayed ones in a heap ordered by the time they become claimable, moved over when a claim finds
+ * them due. Both heaps remove any record in O(log n), so an ack, take or nack leaves nothing behind.
+ * Peek walks one list per priority in seq order (appends always carry the newest seq), skipping removed
+ * records, so it costs what it returns, not the size of the mailbox.
  */
 export class MemoryMailbox {
   readonly name: string;
   readonly messages = new Map<string, MessageRecord>();
   readonly dead = new Map<string, DeadRecord>();
-  readonly #ready = new BinaryHeap<HeapEntry>(
-    (a, b) => a.record.rank - b.record.rank || a.record.seq - b.record.seq,
+  readonly #ready = new IndexedHeap<MessageRecord>((a, b) => a.rank - b.rank || a.seq - b.seq);
+  readonly #waiting = new IndexedHeap<MessageRecord>(
+    (a, b) => a.availableAt - b.availableAt || a.seq - b.seq,
   );
-  readonly #waiting = new BinaryHeap<HeapEntry>((a, b) => a.at - b.at || a.record.seq - b.record.seq);
+  /** Per priority, the live records in seq order, with removed ones not yet compacted away. */
+  readonly #order: MessageRecord[][] = [[], [], [], []];
+  readonly #heads = [0, 0, 0, 0];
+  readonly #removed = [0, 0, 0, 0];
 
   constructor(name: string) {
     this.name = name;
@@ -52,31 +56,27 @@ export class MemoryMailbox {
     return this.messages.size === 0 && this.dead.size === 0;
   }
 
-  /** Adds a new, immediately claimable message. */
+  /** Adds a new message with a seq above every other in this mailbox. */
   add(record: MessageRecord, now: number): void {
     this.messages.set(record.envelope.id, record);
+    this.#order[record.rank]?.push(record);
     this.#place(record, now);
   }
 
   /** Leases the next claimable message until `leaseUntil`, or returns null. */
   claimNext(now: number, leaseUntil: number): MessageRecord | null {
     this.#promoteDue(now);
-    for (let entry = this.#ready.pop(); entry !== undefined; entry = this.#ready.pop()) {
-      if (isStale(entry)) continue;
-      const record = entry.record;
-      record.attempt++;
-      record.isLeased = true;
-      record.availableAt = leaseUntil;
-      this.#place(record, now);
-      return record;
-    }
-    return null;
+    const record = this.#ready.pop();
+    if (record === undefined) return null;
+    record.attempt++;
+    record.isLeased = true;
+    record.availableAt = leaseUntil;
+    record.isWaiting = true;
+    this.#waiting.push(record);
+    return record;
   }
 
-  /**
-   * The live message `envelopeId` when a claim could hand it out at `now` (no delay left and no lease,
-   * or the lease ended), else undefined. O(1): its heap entries turn stale once it is removed.
-   */
+  /** The live message `envelopeId` when a claim could hand it out at `now`, else undefined. O(1). */
   claimable(envelopeId: string, now: number): MessageRecord | undefined {
     const record = this.messages.get(envelopeId);
     return record !== undefined && record.availableAt <= now ? record : undefined;
@@ -104,6 +104,7 @@ export class MemoryMailbox {
 
   /** Ends the lease; the message becomes claimable at `availableAt`. */
   release(record: MessageRecord, availableAt: number, now: number): void {
+    this.#unplace(record);
     record.isLeased = false;
     record.availableAt = availableAt;
     this.#place(record, now);
@@ -111,49 +112,59 @@ export class MemoryMailbox {
 
   /** Moves the lease end. */
   extend(record: MessageRecord, leaseUntil: number, now: number): void {
+    this.#unplace(record);
     record.availableAt = leaseUntil;
     this.#place(record, now);
   }
 
-  /** Removes a live message (ack, take or dead-letter); its heap entries turn stale. */
+  /** Removes a live message (ack, take or dead-letter). */
   remove(record: MessageRecord): void {
-    record.version++;
+    this.#unplace(record);
     this.messages.delete(record.envelope.id);
+    this.#dropFromOrder(record.rank);
   }
 
   /** When the earliest leased or delayed message becomes claimable (may be <= now), or null. */
   nextDueAt(): number | null {
-    for (let entry = this.#waiting.peek(); entry !== undefined; entry = this.#waiting.peek()) {
-      if (!isStale(entry)) return entry.at;
-      this.#waiting.pop();
-    }
-    return null;
+    return this.#waiting.peek()?.availableAt ?? null;
   }
 
   /** Live messages in delivery order, nothing claimed. */
   peek(now: number, limit: number): StoredMessage[] {
-    return [...this.messages.values()]
-      .sort((a, b) => a.rank - b.rank || a.seq - b.seq)
-      .slice(0, limit)
-      .map((record) => ({
-        mailbox: this.name,
-        seq: record.seq,
-        envelope: this.envelopeOf(record),
-        state: stateOf(record, now),
-        availableAt: record.availableAt,
-      }));
+    const out: StoredMessage[] = [];
+    for (let rank = 0; rank < RANKS && out.length < limit; rank++) {
+      const list = this.#order[rank] ?? [];
+      for (let i = this.#heads[rank] ?? 0; i < list.length && out.length < limit; i++) {
+        const record = list[i];
+        if (record === undefined || record.heapIndex < 0) continue;
+        out.push({
+          mailbox: this.name,
+          seq: record.seq,
+          envelope: this.envelopeOf(record),
+          state: stateOf(record, now),
+          availableAt: record.availableAt,
+        });
+      }
+    }
+    return out;
   }
 
   counts(now: number): MailboxCounts {
     const counts = emptyCounts(this.name);
-    for (const record of this.messages.values()) counts[stateOf(record, now)]++;
+    // Only waiting records can be anything but ready; the rest of the mailbox is claimable.
+    for (const record of this.#waiting.items()) counts[stateOf(record, now)]++;
+    counts.ready += this.#ready.size;
     counts.total = this.messages.size;
     counts.deadLetters = this.dead.size;
     return counts;
   }
 
-  /** A copy of the message's envelope with its live attempt count. */
+  /**
+   * The message's envelope with its live attempt count. A message never handed out has attempt 0, the
+   * same as the frozen stored envelope, which is then given out itself: nobody can change it.
+   */
   envelopeOf(record: MessageRecord): Envelope {
+    if (record.attempt === 0) return record.envelope;
     return { ...record.envelope, headers: { ...record.envelope.headers }, attempt: record.attempt };
   }
 
@@ -172,24 +183,51 @@ export class MemoryMailbox {
     };
   }
 
-  /** Puts a record into the heap matching its availability; older entries turn stale. */
+  /** Puts a record into the heap matching its availability. */
   #place(record: MessageRecord, now: number): void {
-    record.version++;
-    const entry: HeapEntry = { record, version: record.version, at: record.availableAt };
-    if (record.isLeased || record.availableAt > now) this.#waiting.push(entry);
-    else this.#ready.push(entry);
+    record.isWaiting = record.isLeased || record.availableAt > now;
+    if (record.isWaiting) this.#waiting.push(record);
+    else this.#ready.push(record);
+  }
+
+  #unplace(record: MessageRecord): void {
+    if (record.heapIndex < 0) return;
+    if (record.isWaiting) this.#waiting.remove(record);
+    else this.#ready.remove(record);
   }
 
   #promoteDue(now: number): void {
-    for (let entry = this.#waiting.peek(); entry !== undefined; entry = this.#waiting.peek()) {
-      if (!isStale(entry) && entry.at > now) return;
-      this.#waiting.pop();
-      if (isStale(entry)) continue;
-      const record = entry.record;
+    for (let record = this.#waiting.peek(); record !== undefined; record = this.#waiting.peek()) {
+      if (record.availableAt > now) return;
+      this.#waiting.remove(record);
       record.isLeased = false;
-      record.version++;
-      this.#ready.push({ record, version: record.version, at: record.availableAt });
+      record.isWaiting = false;
+      this.#ready.push(record);
     }
+  }
+
+  /** Counts a removal in its priority's list; drops removed records from the front or compacts. */
+  #dropFromOrder(rank: number): void {
+    const list = this.#order[rank];
+    if (list === undefined) return;
+    let head = this.#heads[rank] ?? 0;
+    let removed = (this.#removed[rank] ?? 0) + 1;
+    while (head < list.length && (list[head]?.heapIndex ?? 0) < 0) {
+      head++;
+      removed--;
+    }
+    const garbage = head + removed;
+    if (garbage === list.length) {
+      list.length = 0;
+      head = 0;
+      removed = 0;
+    } else if (garbage >= MIN_COMPACT && garbage > list.length - garbage) {
+      this.#order[rank] = list.filter((r) => r.heapIndex >= 0);
+      head = 0;
+      removed = 0;
+    }
+    this.#heads[rank] = head;
+    this.#removed[rank] = removed;
   }
 }
 
@@ -206,8 +244,4 @@ export function copyDeadLetter(letter: DeadLetter): DeadLetter {
 function stateOf(record: MessageRecord, now: number): MessageState {
   if (record.availableAt <= now) return 'ready';
   return record.isLeased ? 'leased' : 'delayed';
-}
-
-function isStale(entry: HeapEntry): boolean {
-  return entry.version !== entry.record.version;
 }

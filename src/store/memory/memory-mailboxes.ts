@@ -4,8 +4,7 @@ import { MusubiError } from '../../core/errors.js';
 import type { AvailableListeners } from '../available-listeners.js';
 import { parseDeliveryId } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery, MailboxCounts, StoredMessage } from '../store.js';
-import { sentEvent } from '../../core/events.js';
-import type { MemoryEventLog } from './memory-event-log.js';
+import { EventKind, type MemoryEventLog } from './memory-event-log.js';
 import {
   copyDeadLetter,
   emptyCounts,
@@ -13,6 +12,9 @@ import {
   type DeadRecord,
   type MessageRecord,
 } from './memory-mailbox.js';
+
+/** Emptied mailboxes tolerated before they are swept out of the map. */
+const MAX_IDLE = 1_024;
 
 /** Collaborators of {@link MemoryMailboxes}. */
 export interface MemoryMailboxesOptions {
@@ -28,6 +30,7 @@ export interface MemoryMailboxesOptions {
 export class MemoryMailboxes {
   readonly #o: MemoryMailboxesOptions;
   readonly #boxes = new Map<string, MemoryMailbox>();
+  #emptied = 0;
   #seq = 0;
   #deathOrder = 0;
 
@@ -39,10 +42,10 @@ export class MemoryMailboxes {
     const box = this.#mailbox(mailbox);
     const existing = box.messages.get(envelope.id) ?? box.dead.get(envelope.id);
     if (existing !== undefined) return { seq: existing.seq, isDuplicate: true };
-    const seq = this.#addMessage(box, envelope);
-    this.#o.events.record(sentEvent(mailbox, envelope));
+    const record = this.#addMessage(box, envelope);
+    this.#o.events.sent(mailbox, record.envelope);
     this.#o.listeners.notify(mailbox);
-    return { seq, isDuplicate: false };
+    return { seq: record.seq, isDuplicate: false };
   }
 
   claim(mailbox: string, leaseMs: number): Delivery | null {
@@ -51,13 +54,7 @@ export class MemoryMailboxes {
     const now = this.#o.clock.now();
     const record = box.claimNext(now, now + leaseMs);
     if (record === null) return null;
-    this.#o.events.record({
-      type: 'message.claimed',
-      mailbox,
-      messageId: record.envelope.id,
-      attempt: record.attempt,
-      leaseUntil: record.availableAt,
-    });
+    this.#o.events.record(EventKind.claimed, mailbox, record.envelope.id, record.attempt, record.availableAt);
     return box.delivery(record);
   }
 
@@ -78,19 +75,14 @@ export class MemoryMailboxes {
   nack(deliveryId: string, delayMs: number): void {
     const { box, record, mailbox, now } = this.#leased(deliveryId);
     box.release(record, now + Math.max(0, delayMs), now);
-    this.#o.events.record({ type: 'message.nacked', mailbox, messageId: record.envelope.id, delayMs });
+    this.#o.events.record(EventKind.nacked, mailbox, record.envelope.id, delayMs);
     this.#o.listeners.notify(mailbox);
   }
 
   extend(deliveryId: string, leaseMs: number): Delivery {
     const { box, record, mailbox, now } = this.#leased(deliveryId);
     box.extend(record, now + leaseMs, now);
-    this.#o.events.record({
-      type: 'message.lease_extended',
-      mailbox,
-      messageId: record.envelope.id,
-      leaseUntil: record.availableAt,
-    });
+    this.#o.events.record(EventKind.extended, mailbox, record.envelope.id, record.availableAt);
     return box.delivery(record);
   }
 
@@ -99,7 +91,7 @@ export class MemoryMailboxes {
     box.remove(record);
     const letter: DeadLetter = { mailbox, envelope: box.envelopeOf(record), reason, deadAt: now };
     box.dead.set(record.envelope.id, { letter, seq: record.seq, order: ++this.#deathOrder });
-    this.#o.events.record({ type: 'message.dead_lettered', mailbox, messageId: record.envelope.id, reason });
+    this.#o.events.record(EventKind.deadLettered, mailbox, record.envelope.id, 0, 0, reason);
     // The stored letter stays the store's: the caller gets its own copy.
     return copyDeadLetter(letter);
   }
@@ -115,6 +107,7 @@ export class MemoryMailboxes {
   listMailboxes(): MailboxCounts[] {
     const now = this.#o.clock.now();
     return [...this.#boxes.values()]
+      .filter((box) => !box.isEmpty)
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((box) => box.counts(now));
   }
@@ -137,7 +130,7 @@ export class MemoryMailboxes {
     for (const { mailbox, box, dead } of found) {
       box.dead.delete(envelopeId);
       this.#addMessage(box, dead.letter.envelope);
-      this.#o.events.record({ type: 'message.requeued', mailbox, messageId: envelopeId });
+      this.#o.events.record(EventKind.requeued, mailbox, envelopeId);
     }
     for (const { mailbox } of found) this.#o.listeners.notify(mailbox);
     return found.map(({ dead }) => copyDeadLetter(dead.letter));
@@ -148,8 +141,8 @@ export class MemoryMailboxes {
     const found = this.#deadLettersOf(envelopeId);
     for (const { mailbox, box } of found) {
       box.dead.delete(envelopeId);
-      if (box.isEmpty) this.#boxes.delete(mailbox);
-      this.#o.events.record({ type: 'message.discarded', mailbox, messageId: envelopeId });
+      this.#dropIfEmpty(box);
+      this.#o.events.record(EventKind.discarded, mailbox, envelopeId);
     }
     return found.map(({ dead }) => copyDeadLetter(dead.letter));
   }
@@ -176,32 +169,53 @@ export class MemoryMailboxes {
     return box;
   }
 
+  /**
+   * An emptied mailbox stays (it is usually filled again soon: a request, then its reply), hidden from
+   * the listing; once every {@link MAX_IDLE} emptyings the empty ones are swept out if there are many.
+   */
+  #dropIfEmpty(box: MemoryMailbox): void {
+    if (!box.isEmpty || ++this.#emptied < MAX_IDLE) return;
+    this.#emptied = 0;
+    if (this.#boxes.size <= MAX_IDLE) return;
+    for (const [name, other] of this.#boxes) if (other.isEmpty) this.#boxes.delete(name);
+  }
+
   /** Ack and take: the message and its id are gone; the mailbox too once it holds nothing. */
   #removeAcked(mailbox: string, box: MemoryMailbox, record: MessageRecord): void {
     box.remove(record);
-    if (box.isEmpty) this.#boxes.delete(mailbox);
-    this.#o.events.record({ type: 'message.acked', mailbox, messageId: record.envelope.id });
+    this.#dropIfEmpty(box);
+    this.#o.events.record(EventKind.acked, mailbox, record.envelope.id);
   }
 
-  #addMessage(box: MemoryMailbox, envelope: Envelope): number {
+  #addMessage(box: MemoryMailbox, envelope: Envelope): MessageRecord {
     const now = this.#o.clock.now();
-    // One copy in, frozen: deliveries and peeks hand out copies of it, so no caller can reach it.
-    const stored: Envelope = Object.freeze({
-      ...envelope,
-      headers: Object.freeze({ ...envelope.headers }),
+    // One copy in, frozen: peeks of a message never handed out give it out as it is (nobody can change
+    // it); deliveries and dead letters give out copies with their attempt count.
+    const { id, from, to, type, priority, thread, headers, body, createdAt } = envelope;
+    const stored: Envelope = {
+      id,
+      from,
+      to,
+      type,
+      priority,
+      headers: Object.isFrozen(headers) ? headers : Object.freeze({ ...headers }),
+      body,
+      createdAt,
       attempt: 0,
-    });
+    };
+    if (thread !== undefined) stored.thread = thread;
     const record: MessageRecord = {
       seq: ++this.#seq,
-      rank: priorityRank(envelope.priority),
-      envelope: stored,
+      rank: priorityRank(priority),
+      envelope: Object.freeze(stored),
       attempt: 0,
       isLeased: false,
       availableAt: now,
-      version: 0,
+      isWaiting: false,
+      heapIndex: -1,
     };
     box.add(record, now);
-    return record.seq;
+    return record;
   }
 
   #leased(deliveryId: string): { box: MemoryMailbox; record: MessageRecord; mailbox: string; now: number } {

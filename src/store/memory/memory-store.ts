@@ -50,24 +50,43 @@ export class MemoryStore implements Store {
     });
   }
 
-  async append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
-    this.#assertOpen();
-    return this.#mailboxes.append(mailbox, envelope);
+  // The verbs on a message's path (append, peek, take, count, claim, ack) answer with a settled promise
+  // from a plain function: an async frame each would cost more than the work itself.
+  append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
+    try {
+      this.#assertOpen();
+      return Promise.resolve(this.#mailboxes.append(mailbox, envelope));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
-  async claim(mailbox: string, options: { readonly leaseMs: number }): Promise<Delivery | null> {
-    this.#assertOpen();
-    return this.#mailboxes.claim(mailbox, options.leaseMs);
+  claim(mailbox: string, options: { readonly leaseMs: number }): Promise<Delivery | null> {
+    try {
+      this.#assertOpen();
+      return Promise.resolve(this.#mailboxes.claim(mailbox, options.leaseMs));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
-  async ack(deliveryId: string): Promise<void> {
-    this.#assertOpen();
-    this.#mailboxes.ack(deliveryId);
+  ack(deliveryId: string): Promise<void> {
+    try {
+      this.#assertOpen();
+      this.#mailboxes.ack(deliveryId);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
-  async take(mailbox: string, envelopeId: string): Promise<boolean> {
-    this.#assertOpen();
-    return this.#mailboxes.take(mailbox, envelopeId);
+  take(mailbox: string, envelopeId: string): Promise<boolean> {
+    try {
+      this.#assertOpen();
+      return Promise.resolve(this.#mailboxes.take(mailbox, envelopeId));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void> {
@@ -85,14 +104,22 @@ export class MemoryStore implements Store {
     return this.#mailboxes.deadLetter(deliveryId, options.reason);
   }
 
-  async peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]> {
-    this.#assertOpen();
-    return this.#mailboxes.peek(mailbox, options?.limit ?? Infinity);
+  peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]> {
+    try {
+      this.#assertOpen();
+      return Promise.resolve(this.#mailboxes.peek(mailbox, options?.limit ?? Infinity));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
-  async count(mailbox: string): Promise<MailboxCounts> {
-    this.#assertOpen();
-    return this.#mailboxes.count(mailbox);
+  count(mailbox: string): Promise<MailboxCounts> {
+    try {
+      this.#assertOpen();
+      return Promise.resolve(this.#mailboxes.count(mailbox));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async listMailboxes(): Promise<MailboxCounts[]> {
