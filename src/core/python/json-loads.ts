@@ -13,9 +13,10 @@ export class JsonNumber {
   /** True for a token with no fraction and no exponent (a Python `int`). */
   readonly isInteger: boolean;
 
-  constructor(token: string) {
+  /** `isInteger` may be passed by a caller that already knows the token's form. */
+  constructor(token: string, isInteger = !/[.eE]/.test(token)) {
     this.token = token;
-    this.isInteger = !/[.eE]/.test(token);
+    this.isInteger = isInteger;
   }
 
   /** The value as a JS number (large ints lose precision; use `token` where digits matter). */
@@ -65,6 +66,8 @@ export type JsonParseResult =
  * deeper than 512. Lone surrogate escapes (`"\ud800"`) are accepted, as Python does. Never throws.
  */
 export function parseJson(text: string): JsonParseResult {
+  const flat = parseFlatObject(text);
+  if (flat !== undefined) return { ok: true, value: flat };
   const parser = new Parser(text);
   try {
     parser.skipSpace();
@@ -77,6 +80,77 @@ export function parseJson(text: string): JsonParseResult {
       return err.isRangeError ? { ok: false, isNumberOutOfRange: true } : { ok: false };
     throw err;
   }
+}
+
+/** A whole number token JSON.parse reads exactly (at most 15 digits, no fraction or exponent). */
+const SAFE_INT_TOKEN = /^-?(?:0|[1-9][0-9]{0,14})$/;
+
+/**
+ * The common request, read natively: a JSON object of strings, booleans, nulls and whole numbers of at
+ * most 15 digits, with no key twice and no key starting with a digit (JS would move array-index keys to
+ * the front). Its numbers' tokens are taken from the text, so the result is exactly what the full
+ * parser gives. Undefined for anything else, valid or not: the full parser then decides.
+ */
+function parseFlatObject(text: string): Map<string, JsonValue> | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined; // not JSON as JSON.parse reads it: the full parser words the failure
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const record = parsed as Record<string, unknown>;
+  const keys = Object.keys(record);
+  let numbers = 0;
+  for (const key of keys) {
+    const first = key.charCodeAt(0);
+    if (first >= 0x30 && first <= 0x39) return undefined;
+    const value = record[key];
+    if (typeof value === 'number') numbers++;
+    else if (typeof value === 'object' && value !== null) return undefined;
+  }
+  // Without numbers a repeated key needs no care: JS and Python both keep its first place, last value.
+  const tokens = numbers === 0 ? [] : numberTokens(text, keys.length, numbers);
+  if (tokens === undefined) return undefined;
+  const object = new Map<string, JsonValue>();
+  let next = 0;
+  for (const key of keys) {
+    const value = record[key] as string | number | boolean | null;
+    if (typeof value !== 'number') object.set(key, value);
+    else {
+      const token = tokens[next++] ?? '';
+      if (!SAFE_INT_TOKEN.test(token)) return undefined;
+      object.set(key, new JsonNumber(token, true));
+    }
+  }
+  return object;
+}
+
+/**
+ * The number tokens outside strings of a flat object's text, in order; undefined unless it has exactly
+ * one `:` per key (no key repeats, so the tokens line up with the keys) and `numbers` tokens.
+ */
+function numberTokens(text: string, keyCount: number, numbers: number): string[] | undefined {
+  const tokens: string[] = [];
+  let colons = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string (JSON.parse accepted the text, so it is terminated).
+      for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x3a) colons++;
+    else if (numbers > 0 && (c === 0x2d || (c >= 0x30 && c <= 0x39))) {
+      const start = i;
+      while (isNumberChar(text.charCodeAt(i + 1))) i++;
+      tokens.push(text.slice(start, i + 1));
+    }
+  }
+  return colons === keyCount && tokens.length === numbers ? tokens : undefined;
+}
+
+/** Digits, sign, point and exponent: the characters of a JSON number token. */
+function isNumberChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
 }
 
 class Parser {

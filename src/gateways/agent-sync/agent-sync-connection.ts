@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { Logger } from '../../core/logger.js';
-import { isJsonObject, parseJson } from '../../core/python/json-loads.js';
+import { isJsonObject, parseJson, type JsonObject } from '../../core/python/json-loads.js';
 import type { AgentSyncProtocol } from './agent-sync-protocol.js';
 import type { CommandOutcome } from './command-context.js';
-import { NdjsonFramer, type Frame } from './ndjson-framer.js';
+import { LINE_TOO_LONG, NdjsonFramer, type Frame } from './ndjson-framer.js';
 import { WireErrors, errorReply } from './replies.js';
 
 /** Longest request line: content before the `\n`. */
@@ -20,34 +20,49 @@ const CLOSE_GRACE_MS = 2_000;
  */
 const HTTP_LINE = /^(?:[A-Z]+ \S+ HTTP\/\d(?:\.\d)?|host:.*)$/i;
 
-let nextTurn: Promise<void> | undefined;
-
 /**
- * Resolves after the event loop has passed its next poll phase (two check phases from now). Callers in
- * the same phase share one wait; once the first check phase has come, a new caller starts its own, since
- * the shared one may end before another poll phase.
+ * Waits for the event loop to pass its next poll phase, one wait shared by every caller in the same
+ * phase (one per gateway, handed to each connection).
  */
-function nextLoopTurn(): Promise<void> {
-  nextTurn ??= new Promise((resolve) =>
-    setImmediate(() => {
-      nextTurn = undefined;
-      setImmediate(resolve);
-    }),
-  );
-  return nextTurn;
+export class LoopTurns {
+  #next: Promise<void> | undefined;
+
+  /**
+   * Resolves after the event loop has passed its next poll phase (two check phases from now). Callers
+   * in the same phase share one wait; once the first check phase has come, a new caller starts its
+   * own, since the shared one may end before another poll phase.
+   */
+  next(): Promise<void> {
+    this.#next ??= new Promise((resolve) =>
+      setImmediate(() => {
+        this.#next = undefined;
+        setImmediate(resolve);
+      }),
+    );
+    return this.#next;
+  }
 }
+
+/** What a line became: a request to run, or a reply to write at once (bad input), or nothing (closed). */
+type LineRequest = JsonObject | { readonly reply: string } | null;
 
 /**
  * One client connection: splits lines, runs them one after another through the core and writes the
  * replies in order. A listen's messages are removed only after its reply was accepted by the OS; a
  * listen on a half-closed or failed connection is cancelled without a reply and the connection closes.
  * `closed` resolves once the socket is closed.
+ *
+ * The lines run in one loop per burst of input (#pump); a reply that fits the socket buffer is written
+ * without waiting, so a request costs its command's own promises and little else.
  */
 export class AgentSyncConnection {
   readonly closed: Promise<void>;
   readonly #socket: Socket;
   readonly #core: Promise<AgentSyncProtocol>;
+  /** The core once it has loaded (most requests need not wait for the promise). */
+  #coreReady: AgentSyncProtocol | undefined;
   readonly #log: Logger;
+  readonly #turns: LoopTurns;
   readonly #framer = new NdjsonFramer({ maxLineBytes: MAX_REQUEST_LINE_BYTES });
   readonly #frames: Frame[] = [];
   // Aborted when the client half-closes, the socket fails or the gateway stops: cancels parked listens.
@@ -58,11 +73,21 @@ export class AgentSyncConnection {
   #isFinishing = false;
   #closeTimer: NodeJS.Timeout | undefined;
 
-  constructor(options: { socket: Socket; core: Promise<AgentSyncProtocol>; logger: Logger }) {
+  constructor(options: {
+    socket: Socket;
+    core: Promise<AgentSyncProtocol>;
+    logger: Logger;
+    turns: LoopTurns;
+  }) {
     this.#socket = options.socket;
     this.#core = options.core;
     this.#log = options.logger;
+    this.#turns = options.turns;
     this.closed = new Promise((resolve) => this.#socket.once('close', () => resolve()));
+    this.#core.then(
+      (core) => (this.#coreReady = core),
+      () => undefined, // each request that needs the core reports the failure itself
+    );
     this.#socket.setNoDelay(true);
     this.#socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     this.#socket.on('end', () => this.#onEnd());
@@ -85,16 +110,16 @@ export class AgentSyncConnection {
 
   #onData(chunk: Buffer): void {
     if (this.#isFinishing) return;
-    this.#frames.push(...this.#framer.push(chunk));
+    this.#framer.push(chunk, this.#frames);
     if (this.#frames.length >= PAUSE_AT_FRAMES) this.#socket.pause();
-    void this.#pump();
+    if (!this.#isPumping) void this.#pump();
   }
 
   #onEnd(): void {
     this.#isEnded = true;
-    this.#frames.push(...this.#framer.end());
+    this.#framer.end(this.#frames);
     this.#abort.abort();
-    void this.#pump();
+    if (!this.#isPumping) void this.#pump();
   }
 
   #onClosed(): void {
@@ -113,12 +138,11 @@ export class AgentSyncConnection {
   }
 
   async #pump(): Promise<void> {
-    if (this.#isPumping) return;
     this.#isPumping = true;
     try {
       for (let frame = this.#frames.shift(); frame !== undefined; frame = this.#frames.shift()) {
         if (this.#frames.length <= RESUME_AT_FRAMES && this.#socket.isPaused()) this.#socket.resume();
-        if (frame.kind === 'too-long') {
+        if (frame === LINE_TOO_LONG) {
           await this.#write(errorReply(WireErrors.tooLong));
           this.#finish();
           // The client may still be sending the rest of the line: give it time to read the reply.
@@ -126,7 +150,20 @@ export class AgentSyncConnection {
           this.#closeTimer.unref();
           break;
         }
-        await this.#handleLine(frame.bytes);
+        const request = this.#request(frame);
+        if (request === null) break;
+        // A write that fits the socket buffer returns nothing to wait for (no await, no microtask).
+        let writing: Promise<void> | undefined;
+        if ('reply' in request) writing = this.#write(request.reply);
+        else {
+          const core = this.#coreReady ?? (await this.#loadedCore());
+          if (core === undefined) continue;
+          const isListen = request.get('cmd') === 'listen';
+          const outcome = await core.execute(request, this.#abort.signal);
+          if (isListen) writing = this.#answerListen(core, outcome);
+          else if (outcome.kind === 'reply') writing = this.#write(outcome.text);
+        }
+        if (writing !== undefined) await writing;
         if (this.#isClosed || this.#isFinishing) break;
       }
     } catch (err) {
@@ -139,8 +176,19 @@ export class AgentSyncConnection {
     if (this.#isFinishing || (this.#isEnded && this.#frames.length === 0)) this.#socket.end();
   }
 
-  async #handleLine(bytes: Buffer): Promise<void> {
-    if (!isUtf8(bytes)) return this.#write(errorReply(WireErrors.invalidUtf8));
+  /** The core, waiting for it to load; undefined (after answering the error) when it failed to. */
+  async #loadedCore(): Promise<AgentSyncProtocol | undefined> {
+    try {
+      return await this.#core;
+    } catch (err) {
+      await this.#write(errorReply(err instanceof Error ? err.message : String(err)));
+      return undefined;
+    }
+  }
+
+  /** Decodes and parses one line: the request, or the error reply for bad input, or null (closed). */
+  #request(bytes: Buffer): LineRequest {
+    if (!isUtf8(bytes)) return { reply: errorReply(WireErrors.invalidUtf8) };
     const text = bytes.toString('utf8');
     const parsed = parseJson(text);
     if (!parsed.ok) {
@@ -148,26 +196,13 @@ export class AgentSyncConnection {
         this.#log.warn('an HTTP request reached the agent_sync port: connection closed');
         this.#frames.length = 0;
         this.#socket.destroy();
-        return;
+        return null;
       }
-      return this.#write(
-        errorReply(parsed.isNumberOutOfRange === true ? WireErrors.numberOutOfRange : WireErrors.invalidJson),
-      );
+      const error = parsed.isNumberOutOfRange === true ? WireErrors.numberOutOfRange : WireErrors.invalidJson;
+      return { reply: errorReply(error) };
     }
-    if (!isJsonObject(parsed.value)) return this.#write(errorReply(WireErrors.notAnObject));
-    let core: AgentSyncProtocol;
-    try {
-      core = await this.#core;
-    } catch (err) {
-      return this.#write(errorReply(err instanceof Error ? err.message : String(err)));
-    }
-    const isListen = parsed.value.get('cmd') === 'listen';
-    const outcome = await core.execute(parsed.value, this.#abort.signal);
-    return isListen ? this.#answerListen(core, outcome) : this.#writeOutcome(outcome);
-  }
-
-  async #writeOutcome(outcome: CommandOutcome): Promise<void> {
-    if (outcome.kind === 'reply') await this.#write(outcome.text);
+    if (!isJsonObject(parsed.value)) return { reply: errorReply(WireErrors.notAnObject) };
+    return parsed.value;
   }
 
   /** Writes a listen reply only to a live client; its messages are committed once the OS took the bytes. */
@@ -175,7 +210,7 @@ export class AgentSyncConnection {
     const reservation = outcome.kind === 'reply' ? outcome.reservation : null;
     // An end of stream sent right behind the listen is read by libuv only in the next poll phase: let
     // one loop turn pass so such a listen is cancelled instead of answered (spec 4.5).
-    if (outcome.kind === 'reply' && !this.#isEnded) await nextLoopTurn();
+    if (outcome.kind === 'reply' && !this.#isEnded) await this.#turns.next();
     if (outcome.kind === 'cancelled' || this.#isEnded || this.#isClosed || this.#isFinishing) {
       if (reservation !== null) void core.settle(reservation, false);
       this.#finish();
@@ -191,11 +226,10 @@ export class AgentSyncConnection {
     });
   }
 
-  /** Writes one reply line, waiting for `drain` when the socket buffer is full. */
-  async #write(text: string): Promise<void> {
-    if (this.#isClosed) return;
-    if (this.#socket.write(`${text}\n`)) return;
-    await new Promise<void>((resolve) => {
+  /** Writes one reply line; resolves at once unless the socket buffer is full (then at `drain`). */
+  #write(text: string): Promise<void> | undefined {
+    if (this.#isClosed || this.#socket.write(`${text}\n`)) return undefined;
+    return new Promise<void>((resolve) => {
       const done = (): void => {
         this.#socket.off('drain', done);
         this.#socket.off('close', done);

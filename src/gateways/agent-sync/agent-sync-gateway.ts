@@ -7,7 +7,7 @@ import { MusubiError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { Gateway, GatewayAddress } from '../gateway.js';
 import { AgentSyncProtocol } from './agent-sync-protocol.js';
-import { AgentSyncConnection } from './agent-sync-connection.js';
+import { AgentSyncConnection, LoopTurns } from './agent-sync-connection.js';
 
 /** Defaults of the agent_sync v6 server. */
 export const AGENT_SYNC_DEFAULT_HOST = '127.0.0.1';
@@ -70,6 +70,7 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
   let bound: GatewayAddress | undefined;
   let stopping: Promise<void> | undefined;
   let nextConnId = 0;
+  const turns = new LoopTurns();
 
   const onConnection = (socket: Socket, ready: Promise<AgentSyncProtocol>): void => {
     if (stopping !== undefined) {
@@ -80,6 +81,7 @@ export function createAgentSyncGateway(options: AgentSyncGatewayOptions): Gatewa
       socket,
       core: ready,
       logger: log.child({ connId: ++nextConnId }),
+      turns,
     });
     connections.add(connection);
     void connection.closed.then(() => connections.delete(connection));

@@ -1,10 +1,14 @@
-/** One unit cut from the byte stream by {@link NdjsonFramer}. */
-export type Frame = { readonly kind: 'line'; readonly bytes: Buffer } | { readonly kind: 'too-long' };
+/** Stands for a line longer than the limit in a frame queue: the connection is about to close. */
+export const LINE_TOO_LONG = 'too-long';
+
+/** One unit cut from the byte stream by {@link NdjsonFramer}: a line's bytes (no `\n`), or too long. */
+export type Frame = Buffer | typeof LINE_TOO_LONG;
 
 /**
  * Splits a byte stream into `\n`-terminated lines without decoding them (UTF-8 is checked per line by
- * the caller). A line whose content exceeds `maxLineBytes` yields one `too-long` frame, after which the
- * framer yields nothing more: the connection is about to close. Buffers at most `maxLineBytes` + one chunk.
+ * the caller). A line whose content exceeds `maxLineBytes` yields one {@link LINE_TOO_LONG} frame, after
+ * which the framer yields nothing more: the connection is about to close. Buffers at most
+ * `maxLineBytes` + one chunk. A line within one chunk is a view of that chunk, not a copy.
  */
 export class NdjsonFramer {
   readonly #maxLineBytes: number;
@@ -16,9 +20,8 @@ export class NdjsonFramer {
     this.#maxLineBytes = options.maxLineBytes;
   }
 
-  /** Feeds one chunk; returns the frames it completed, in order. */
-  push(chunk: Buffer): Frame[] {
-    const frames: Frame[] = [];
+  /** Feeds one chunk; appends the frames it completed to `out`, in order. */
+  push(chunk: Buffer, out: Frame[]): void {
     let start = 0;
     while (!this.#isOverflowed) {
       const nl = chunk.indexOf(0x0a, start);
@@ -26,28 +29,28 @@ export class NdjsonFramer {
         this.#keep(chunk.subarray(start));
         break;
       }
-      const part = chunk.subarray(start, nl);
-      start = nl + 1;
-      if (this.#pendingBytes + part.length > this.#maxLineBytes) {
-        this.#overflow(frames);
+      const length = nl - start;
+      if (this.#pendingBytes + length > this.#maxLineBytes) {
+        this.#overflow(out);
         break;
       }
-      const bytes = this.#pendingBytes === 0 ? part : Buffer.concat([...this.#pending, part]);
-      this.#pending = [];
-      this.#pendingBytes = 0;
-      frames.push({ kind: 'line', bytes });
+      if (this.#pendingBytes === 0) out.push(chunk.subarray(start, nl));
+      else {
+        out.push(Buffer.concat([...this.#pending, chunk.subarray(start, nl)]));
+        this.#pending = [];
+        this.#pendingBytes = 0;
+      }
+      start = nl + 1;
     }
-    if (!this.#isOverflowed && this.#pendingBytes > this.#maxLineBytes) this.#overflow(frames);
-    return frames;
+    if (!this.#isOverflowed && this.#pendingBytes > this.#maxLineBytes) this.#overflow(out);
   }
 
-  /** End of stream: a non-empty unterminated last line becomes a final frame. */
-  end(): Frame[] {
-    if (this.#isOverflowed || this.#pendingBytes === 0) return [];
-    const bytes = Buffer.concat(this.#pending);
+  /** End of stream: a non-empty unterminated last line becomes a final frame, appended to `out`. */
+  end(out: Frame[]): void {
+    if (this.#isOverflowed || this.#pendingBytes === 0) return;
+    out.push(Buffer.concat(this.#pending));
     this.#pending = [];
     this.#pendingBytes = 0;
-    return [{ kind: 'line', bytes }];
   }
 
   #keep(part: Buffer): void {
@@ -56,10 +59,10 @@ export class NdjsonFramer {
     this.#pendingBytes += part.length;
   }
 
-  #overflow(frames: Frame[]): void {
+  #overflow(out: Frame[]): void {
     this.#isOverflowed = true;
     this.#pending = [];
     this.#pendingBytes = 0;
-    frames.push({ kind: 'too-long' });
+    out.push(LINE_TOO_LONG);
   }
 }
