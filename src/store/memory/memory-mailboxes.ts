@@ -5,13 +5,8 @@ import type { AvailableListeners } from '../available-listeners.js';
 import { parseDeliveryId } from '../delivery-id.js';
 import type { AppendResult, DeadLetter, Delivery, MailboxCounts, StoredMessage } from '../store.js';
 import { EventKind, type MemoryEventLog } from './memory-event-log.js';
-import {
-  copyDeadLetter,
-  emptyCounts,
-  MemoryMailbox,
-  type DeadRecord,
-  type MessageRecord,
-} from './memory-mailbox.js';
+import { emptyCounts, type MessageRecord } from '../live-mailbox.js';
+import { copyDeadLetter, MemoryMailbox, type DeadRecord } from './memory-mailbox.js';
 
 /** Emptied mailboxes tolerated before they are swept out of the map. */
 const MAX_IDLE = 1_024;

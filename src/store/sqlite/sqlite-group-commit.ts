@@ -5,14 +5,22 @@ import { storeFailure } from './sqlite-errors.js';
 /** Most operations one transaction runs; the rest wait for the next turn. */
 export const MAX_BATCH = 512;
 
-/** What an operation left behind once its savepoint ended: settle its promise (after the commit). */
-type Outcome = { readonly settle: () => void } | { readonly error: unknown };
+/** An operation's failure, told apart from any value an operation may return. */
+class Failure {
+  constructor(readonly error: unknown) {}
+}
+
+/** What an operation left behind: its value (to hand over after the commit) or its {@link Failure}. */
+type Outcome = unknown;
 
 interface PendingOperation {
   /** Name used in error messages (`append`, `claim`, ...). */
   readonly operation: string;
-  /** Runs the operation's statements; returns how to resolve its promise. */
-  readonly run: () => () => void;
+  /** Runs the operation's statements; returns its value. */
+  readonly run: () => unknown;
+  /** Runs right after the COMMIT that made the operation durable, before its promise resolves. */
+  readonly onCommitted: ((value: never) => void) | undefined;
+  readonly resolve: (value: never) => void;
   readonly reject: (err: unknown) => void;
 }
 
@@ -68,20 +76,15 @@ export class SqliteGroupCommit {
   /**
    * Queues a write; resolves with `fn`'s result once its batch committed, rejects with what `fn` threw
    * (its statements rolled back, the rest of the batch unaffected) or with the batch's failure.
+   * `onCommitted` runs with the result synchronously right after that COMMIT, in call order with the
+   * other operations' (so state kept beside the database follows it exactly); it must not throw.
    * Rejects STORE_CLOSED after {@link SqliteGroupCommit.close}.
    */
-  write<T>(operation: string, fn: () => T): Promise<T> {
+  write<T>(operation: string, fn: () => T, onCommitted?: (value: T) => void): Promise<T> {
     if (this.#isClosed) return Promise.reject(new MusubiError('STORE_CLOSED', 'SQLite store is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({
-        operation,
-        run: () => {
-          const value = fn();
-          return () => resolve(value);
-        },
-        reject,
-      });
-      this.#scheduled ??= setImmediate(() => this.#onTurn());
+      this.#queue.push({ operation, run: fn, onCommitted, resolve, reject });
+      this.#scheduled ??= setImmediate(this.#onTurn);
     });
   }
 
@@ -96,11 +99,11 @@ export class SqliteGroupCommit {
     while (this.#queue.length > 0) this.#runBatch();
   }
 
-  #onTurn(): void {
+  readonly #onTurn = (): void => {
     this.#scheduled = undefined;
     this.#runBatch();
-    if (this.#queue.length > 0) this.#scheduled = setImmediate(() => this.#onTurn());
-  }
+    if (this.#queue.length > 0) this.#scheduled = setImmediate(this.#onTurn);
+  };
 
   #runBatch(): void {
     const batch = this.#take();
@@ -110,14 +113,17 @@ export class SqliteGroupCommit {
     } catch (err) {
       // Only a failing ROLLBACK gets here: fail the whole batch, leave no promise hanging, and end
       // the transaction so the next batch can begin.
-      outcomes = batch.map((op) => ({ error: storeFailure(err, op.operation) }));
+      outcomes = batch.map((op) => new Failure(storeFailure(err, op.operation)));
       this.#abort();
     }
     // Settle in call order, after the commit; continuations run later, on the microtask queue.
-    outcomes.forEach((outcome, i) => {
-      if ('settle' in outcome) outcome.settle();
-      else batch[i]?.reject(outcome.error);
-    });
+    for (let i = 0; i < outcomes.length; i++) {
+      const outcome = outcomes[i];
+      const op = batch[i];
+      if (op === undefined) continue;
+      if (outcome instanceof Failure) op.reject(outcome.error);
+      else op.resolve(outcome as never);
+    }
   }
 
   #abort(): void {
@@ -166,10 +172,17 @@ export class SqliteGroupCommit {
     } catch (err) {
       if (this.#db.inTransaction) this.#rollback.run();
       return outcomes.map((o, i) =>
-        'settle' in o ? { error: storeFailure(err, batch[i]?.operation ?? 'commit') } : o,
+        o instanceof Failure ? o : new Failure(storeFailure(err, batch[i]?.operation ?? 'commit')),
       );
     }
-    this.#onCommitted(outcomes.filter((o) => 'settle' in o).length);
+    let committed = 0;
+    for (let i = 0; i < outcomes.length; i++) {
+      const outcome = outcomes[i];
+      if (outcome instanceof Failure) continue;
+      committed++;
+      batch[i]?.onCommitted?.(outcome as never);
+    }
+    this.#onCommitted(committed);
     return outcomes;
   }
 
@@ -180,7 +193,7 @@ export class SqliteGroupCommit {
       this.#begin.run();
       return null;
     } catch (err) {
-      return batch.map((op) => ({ error: storeFailure(err, op.operation) }));
+      return batch.map((op) => new Failure(storeFailure(err, op.operation)));
     }
   }
 
@@ -192,11 +205,11 @@ export class SqliteGroupCommit {
     const outcomes: Outcome[] = [];
     for (const op of batch) {
       try {
-        outcomes.push({ settle: op.run() });
+        outcomes.push(op.run());
       } catch (err) {
         if (batch.length > 1) return null;
         if (this.#db.inTransaction) this.#rollback.run();
-        return [{ error: storeFailure(err, op.operation) }];
+        return [new Failure(storeFailure(err, op.operation))];
       }
     }
     return outcomes;
@@ -205,16 +218,16 @@ export class SqliteGroupCommit {
   #inSavepoint(op: PendingOperation): Outcome {
     this.#savepoint.run();
     try {
-      const settle = op.run();
+      const value = op.run();
       this.#release.run();
-      return { settle };
+      return value;
     } catch (err) {
       // Undo this operation only; the transaction (and the operations before it) stays open.
       if (this.#db.inTransaction) {
         this.#rollbackTo.run();
         this.#release.run();
       }
-      return { error: storeFailure(err, op.operation) };
+      return new Failure(storeFailure(err, op.operation));
     }
   }
 
@@ -224,13 +237,13 @@ export class SqliteGroupCommit {
    */
   #abandoned(batch: PendingOperation[], outcomes: Outcome[], failed: number): Outcome[] {
     const last = outcomes[failed];
-    const cause = last !== undefined && 'error' in last ? last.error : undefined;
+    const cause = last instanceof Failure ? last.error : undefined;
     const lost = new MusubiError(
       'STORE_UNAVAILABLE',
       'SQLite rolled back the transaction this operation was part of',
       { cause },
     );
     this.#queue.unshift(...batch.slice(failed + 1));
-    return outcomes.map((o) => ('settle' in o ? { error: lost } : o));
+    return outcomes.map((o) => (o instanceof Failure ? o : new Failure(lost)));
   }
 }

@@ -2,47 +2,65 @@ import type Database from 'better-sqlite3';
 import { priorityRank, type Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import { formatDeliveryId, leaseProblem, type DeliveryRef } from '../delivery-id.js';
-import type { AppendResult, DeadLetter, Delivery } from '../store.js';
-import type { EnvelopeCache } from './envelope-cache.js';
-import { sentEvent } from '../../core/events.js';
+import type { DeadLetter, Delivery } from '../store.js';
+import type { SqliteEnvelopes } from './sqlite-envelopes.js';
 import type { SqliteEventLog } from './sqlite-event-log.js';
-import { decodeEnvelope, deadRow, deliveryStateRow, leasedRow, parseRow, seqRow } from './sqlite-rows.js';
+import { deadRow, deliveryStateRow, leasedRow, parseRow, seqRow } from './sqlite-rows.js';
 import { MessageRowState } from './sqlite-schema.js';
 
 /**
- * Matches the row holding the live lease named by a delivery ref (see MessageRowState); its parameters
- * are a {@link LeaseParams} tuple. Hot statements bind positionally: better-sqlite3 binds an object of
- * named parameters about 0.5 µs slower per statement.
+ * Matches the row holding the live lease named by a delivery ref (see MessageRowState), found through
+ * `messages_key`; its parameters are a {@link LeaseParams} tuple. Hot statements bind positionally:
+ * better-sqlite3 binds an object of named parameters about 0.5 µs slower per statement.
  */
-const LEASED = `seq = ? AND mailbox = ? AND id = ? AND attempt = ? AND state = 1 AND is_leased = 1 AND available_at > ?`;
+const LEASED = `mailbox = ? AND id = ? AND seq = ? AND attempt = ? AND state = 1 AND is_leased = 1 AND available_at > ?`;
 
-/** seq, mailbox, id, attempt, now: the parameters of {@link LEASED}. */
-type LeaseParams = [seq: number, mailbox: string, id: string, attempt: number, now: number];
+/** mailbox, id, seq, attempt, now: the parameters of {@link LEASED}. */
+type LeaseParams = [mailbox: string, id: string, seq: number, attempt: number, now: number];
+
+/** What an append did at store time `at`; `isHeldByEvent`: its `message.sent` event holds the envelope. */
+export interface Appended {
+  readonly seq: number;
+  readonly isDuplicate: boolean;
+  readonly isHeldByEvent: boolean;
+  readonly at: number;
+}
 
 /**
- * What a claim did: handed out a delivery, or found a row whose envelope does not validate (quarantined
- * in the same transaction, so the caller commits that and then reports STORE_CORRUPT), or found nothing.
+ * What a claim at store time `at` did: handed out a delivery, or found a row whose envelope does not
+ * validate (quarantined in the same transaction, so the caller commits that and then reports
+ * STORE_CORRUPT; `id` names it), or found nothing.
  */
-export type ClaimOutcome = { readonly delivery: Delivery } | { readonly corrupt: unknown } | null;
+export type ClaimOutcome =
+  | { readonly delivery: Delivery; readonly at: number }
+  | { readonly corrupt: unknown; readonly id: string }
+  | null;
+
+/** A dead letter requeued as message `seq`. */
+export interface Requeued {
+  readonly letter: DeadLetter;
+  readonly seq: number;
+}
 
 /**
  * Message writes on SQLite. Each write method is a few indexed statements that also record its event;
- * the caller runs it inside a write transaction (a savepoint of a group commit), so a throw undoes it.
- * A claim first moves due waiting rows back to ready (one range update on `messages_waiting`), then
- * takes the first ready row by (priority, seq) from `messages_ready`.
+ * the caller runs it inside a write transaction (of a group commit), so a throw undoes it. The table is
+ * clustered by (mailbox, state, priority, seq): a claim first moves every waiting row whose time has
+ * come back to ready (one range update through `messages_waiting`), then takes the first ready row.
+ * Envelopes are read through {@link SqliteEnvelopes}, never remembered from inside a write (its cursor
+ * is not committed yet): the caller remembers a sent envelope once its batch committed.
  */
 export class SqliteMessages {
   readonly #events: SqliteEventLog;
-  readonly #cache: EnvelopeCache;
+  readonly #envelopes: SqliteEnvelopes;
   readonly #insert: Database.Statement<
-    [seq: number, mailbox: string, id: string, priority: number, envelope: string, now: number]
+    [mailbox: string, priority: number, seq: number, id: string, now: number, envelope: string | null]
   >;
   readonly #seqOf: Database.Statement<[string, string]>;
-  readonly #hasClaimable: Database.Statement<[mailbox: string, mailbox: string, now: number]>;
   readonly #hasDue: Database.Statement<[string, number]>;
   readonly #promote: Database.Statement<[string, number]>;
   readonly #claimNext: Database.Statement<[number, string]>;
-  readonly #quarantine: Database.Statement<[number]>;
+  readonly #quarantine: Database.Statement<[string, string]>;
   readonly #ack: Database.Statement<LeaseParams>;
   readonly #take: Database.Statement<[string, string, number]>;
   readonly #nack: Database.Statement<[state: number, availableAt: number, ...LeaseParams]>;
@@ -50,22 +68,15 @@ export class SqliteMessages {
   readonly #kill: Database.Statement<[reason: string, now: number, ...LeaseParams]>;
   readonly #deliveryState: Database.Statement<[string, string]>;
   readonly #deadById: Database.Statement<[string]>;
-  readonly #deleteSeq: Database.Statement<[number]>;
+  readonly #deleteKey: Database.Statement<[string, string]>;
 
-  constructor(db: Database.Database, options: { events: SqliteEventLog; cache: EnvelopeCache }) {
+  constructor(db: Database.Database, options: { events: SqliteEventLog; envelopes: SqliteEnvelopes }) {
     this.#events = options.events;
-    this.#cache = options.cache;
+    this.#envelopes = options.envelopes;
     this.#insert = db.prepare(
-      'INSERT INTO messages (seq, mailbox, id, priority, envelope, attempt, state, is_leased, available_at) ' +
-        'VALUES (?, ?, ?, ?, ?, 0, 0, 0, ?)',
+      'INSERT INTO messages (mailbox, state, priority, seq, id, available_at, envelope) VALUES (?, 0, ?, ?, ?, ?, ?)',
     );
     this.#seqOf = db.prepare('SELECT seq FROM messages WHERE mailbox = ? AND id = ?');
-    this.#hasClaimable = db
-      .prepare(
-        'SELECT EXISTS (SELECT 1 FROM messages WHERE mailbox = ? AND state = 0) OR ' +
-          'EXISTS (SELECT 1 FROM messages WHERE mailbox = ? AND state = 1 AND available_at <= ?)',
-      )
-      .pluck();
     this.#hasDue = db
       .prepare('SELECT 1 FROM messages WHERE mailbox = ? AND state = 1 AND available_at <= ? LIMIT 1')
       .pluck();
@@ -73,11 +84,14 @@ export class SqliteMessages {
       'UPDATE messages SET state = 0, is_leased = 0 WHERE mailbox = ? AND state = 1 AND available_at <= ?',
     );
     this.#claimNext = db.prepare(
-      'UPDATE messages SET state = 1, is_leased = 1, attempt = attempt + 1, available_at = ? WHERE seq = ' +
-        '(SELECT seq FROM messages WHERE mailbox = ? AND state = 0 ORDER BY priority, seq LIMIT 1) ' +
-        'RETURNING seq, attempt, envelope, available_at',
+      'UPDATE messages SET state = 1, is_leased = 1, attempt = attempt + 1, available_at = ? ' +
+        'WHERE (mailbox, state, priority, seq) = (SELECT mailbox, state, priority, seq FROM messages ' +
+        'WHERE mailbox = ? AND state = 0 ORDER BY priority, seq LIMIT 1) ' +
+        'RETURNING seq, id, attempt, envelope, available_at',
     );
-    this.#quarantine = db.prepare(`UPDATE messages SET state = ${MessageRowState.quarantined} WHERE seq = ?`);
+    this.#quarantine = db.prepare(
+      `UPDATE messages SET state = ${MessageRowState.quarantined} WHERE mailbox = ? AND id = ?`,
+    );
     this.#ack = db.prepare(`DELETE FROM messages WHERE ${LEASED} RETURNING seq`);
     this.#take = db.prepare(
       'DELETE FROM messages WHERE mailbox = ? AND id = ? AND (state = 0 OR (state = 1 AND available_at <= ?)) ' +
@@ -85,7 +99,7 @@ export class SqliteMessages {
     );
     this.#nack = db.prepare(`UPDATE messages SET state = ?, is_leased = 0, available_at = ? WHERE ${LEASED}`);
     this.#extend = db.prepare(
-      `UPDATE messages SET available_at = ? WHERE ${LEASED} RETURNING seq, attempt, envelope, available_at`,
+      `UPDATE messages SET available_at = ? WHERE ${LEASED} RETURNING seq, id, attempt, envelope, available_at`,
     );
     this.#kill = db.prepare(
       'UPDATE messages SET state = 2, is_leased = 0, dead_reason = ?, dead_at = ? ' +
@@ -98,26 +112,30 @@ export class SqliteMessages {
       'SELECT seq, mailbox, attempt, envelope, dead_reason, dead_at FROM messages ' +
         'WHERE id = ? AND state = 2 ORDER BY dead_at, seq',
     );
-    this.#deleteSeq = db.prepare('DELETE FROM messages WHERE seq = ?');
+    this.#deleteKey = db.prepare('DELETE FROM messages WHERE mailbox = ? AND id = ?');
   }
 
   /**
-   * Whether a claim could find something, read without a transaction or lock: lets idle consumers
-   * polling an empty mailbox skip the write lock, so they never block writers.
+   * Idempotent on (mailbox, envelope id). The `message.sent` event holds the envelope (attempt 0, as the
+   * bus made it); only a body longer than the event keeps makes the row hold the envelope itself.
    */
-  hasClaimable(mailbox: string, now: number): boolean {
-    return this.#hasClaimable.get(mailbox, mailbox, now) === 1;
-  }
-
-  /** Idempotent on (mailbox, envelope id). */
-  append(mailbox: string, envelope: Envelope, now: number): AppendResult {
+  append(mailbox: string, envelope: Envelope, now: number): Appended {
     const existing = this.#seqOf.get(mailbox, envelope.id);
     if (existing !== undefined) {
-      return { seq: parseRow(seqRow, existing, `messages ${mailbox}`).seq, isDuplicate: true };
+      const { seq } = parseRow(seqRow, existing, `messages ${mailbox}`);
+      return { seq, isDuplicate: true, isHeldByEvent: false, at: now };
     }
-    const cursor = this.#events.insert(sentEvent(mailbox, envelope), now);
-    this.#insertRow(mailbox, envelope, cursor, now);
-    return { seq: cursor, isDuplicate: false };
+    const text = JSON.stringify(envelope.attempt === 0 ? envelope : { ...envelope, attempt: 0 });
+    const { cursor, isWhole } = this.#events.insertSent(mailbox, envelope, text, now);
+    this.#insert.run(
+      mailbox,
+      priorityRank(envelope.priority),
+      cursor,
+      envelope.id,
+      now,
+      isWhole ? null : text,
+    );
+    return { seq: cursor, isDuplicate: false, isHeldByEvent: isWhole, at: now };
   }
 
   /** Leases the next claimable message of `mailbox` until `now + leaseMs`. */
@@ -127,25 +145,23 @@ export class SqliteMessages {
     if (this.#hasDue.get(mailbox, now) !== undefined) this.#promote.run(mailbox, now);
     const row = this.#claimNext.get(leaseUntil, mailbox);
     if (row === undefined) return null;
-    const { seq } = parseRow(seqRow, row, `messages ${mailbox}`);
+    const leased = parseRow(leasedRow, row, `messages ${mailbox}`);
     let delivery: Delivery;
     try {
-      delivery = this.#toDelivery(mailbox, row);
+      delivery = this.#toDelivery(mailbox, leased);
     } catch (err) {
-      this.#quarantine.run(seq);
-      return { corrupt: err };
+      this.#quarantine.run(mailbox, leased.id);
+      return { corrupt: err, id: leased.id };
     }
-    const { id: messageId, attempt } = delivery.envelope;
-    this.#events.insert({ type: 'message.claimed', mailbox, messageId, attempt, leaseUntil }, now);
-    return { delivery };
+    this.#events.insertClaimed(mailbox, leased.id, leased.attempt, leaseUntil, now);
+    return { delivery, at: now };
   }
 
   ack(ref: DeliveryRef, now: number): void {
     this.#leaseWrite(ref, now, (params) => {
       const row = this.#ack.get(...params);
       if (row === undefined) return false;
-      this.#cache.forget(parseRow(seqRow, row, `messages ${ref.mailbox}`).seq);
-      this.#events.insert({ type: 'message.acked', mailbox: ref.mailbox, messageId: ref.envelopeId }, now);
+      this.#gone(ref.mailbox, ref.envelopeId, parseRow(seqRow, row, `messages ${ref.mailbox}`).seq, now);
       return true;
     });
   }
@@ -154,8 +170,7 @@ export class SqliteMessages {
   take(mailbox: string, id: string, now: number): boolean {
     const row = this.#take.get(mailbox, id, now);
     if (row === undefined) return false;
-    this.#cache.forget(parseRow(seqRow, row, `messages ${mailbox}`).seq);
-    this.#events.insert({ type: 'message.acked', mailbox, messageId: id }, now);
+    this.#gone(mailbox, id, parseRow(seqRow, row, `messages ${mailbox}`).seq, now);
     return true;
   }
 
@@ -176,7 +191,7 @@ export class SqliteMessages {
     return this.#leaseWrite(ref, now, (params) => {
       const row = this.#extend.get(now + leaseMs, ...params);
       if (row === undefined) return false;
-      const delivery = this.#toDelivery(ref.mailbox, row);
+      const delivery = this.#toDelivery(ref.mailbox, parseRow(leasedRow, row, `messages ${ref.mailbox}`));
       const { leaseUntil } = delivery;
       this.#events.insert(
         { type: 'message.lease_extended', mailbox: ref.mailbox, messageId: ref.envelopeId, leaseUntil },
@@ -194,62 +209,80 @@ export class SqliteMessages {
         { type: 'message.dead_lettered', mailbox: ref.mailbox, messageId: ref.envelopeId, reason },
         now,
       );
-      return toDeadLetter(row);
+      return this.toDeadLetter(row, false);
     });
   }
 
-  /** Throws NOT_FOUND when no dead letter has this id. */
-  requeue(envelopeId: string, now: number): DeadLetter[] {
-    const letters = this.#deadLettersOf(envelopeId);
-    for (const { seq, letter } of letters) {
-      this.#deleteSeq.run(seq);
-      this.#cache.forget(seq);
-      const requeued = { type: 'message.requeued', mailbox: letter.mailbox, messageId: envelopeId } as const;
-      this.#insertRow(letter.mailbox, letter.envelope, this.#events.insert(requeued, now), now);
-    }
-    return letters.map(({ letter }) => letter);
+  /**
+   * Throws NOT_FOUND when no dead letter has this id. A requeued message gets a new seq (the cursor of
+   * its `message.requeued` event) and keeps its envelope in its row.
+   */
+  requeue(envelopeId: string, now: number): Requeued[] {
+    return this.#deadLettersOf(envelopeId).map(({ seq, letter }) => {
+      const { mailbox, envelope } = letter;
+      this.#deleteKey.run(mailbox, envelopeId);
+      const requeued = { type: 'message.requeued', mailbox, messageId: envelopeId } as const;
+      const cursor = this.#events.insert(requeued, now);
+      this.#events.messageGone(seq, cursor);
+      this.#envelopes.forget(seq);
+      const text = JSON.stringify({ ...envelope, attempt: 0 });
+      this.#insert.run(mailbox, priorityRank(envelope.priority), cursor, envelopeId, now, text);
+      return { letter, seq: cursor };
+    });
   }
 
   /** Deletes every dead letter with this id, so the id is forgotten. Throws NOT_FOUND when there is none. */
   discard(envelopeId: string, now: number): DeadLetter[] {
     const letters = this.#deadLettersOf(envelopeId);
     for (const { seq, letter } of letters) {
-      this.#deleteSeq.run(seq);
-      this.#cache.forget(seq);
-      this.#events.insert({ type: 'message.discarded', mailbox: letter.mailbox, messageId: envelopeId }, now);
+      this.#deleteKey.run(letter.mailbox, envelopeId);
+      const discarded = {
+        type: 'message.discarded',
+        mailbox: letter.mailbox,
+        messageId: envelopeId,
+      } as const;
+      this.#events.messageGone(seq, this.#events.insert(discarded, now));
+      this.#envelopes.forget(seq);
     }
     return letters.map(({ letter }) => letter);
+  }
+
+  /** Decodes a dead-letter row (seq, mailbox, attempt, envelope, dead_reason, dead_at). */
+  toDeadLetter(row: unknown, isCommitted: boolean): DeadLetter {
+    const dead = parseRow(deadRow, row, 'dead letters');
+    const where = `dead letters ${dead.mailbox}`;
+    const envelope = this.#envelopes.of(dead.seq, dead.envelope, dead.attempt, where, isCommitted);
+    return { mailbox: dead.mailbox, envelope, reason: dead.dead_reason, deadAt: dead.dead_at };
+  }
+
+  /** The message left the table: its acked event, its envelope's event once past the retention. */
+  #gone(mailbox: string, id: string, seq: number, now: number): void {
+    this.#events.messageGone(seq, this.#events.insertAcked(mailbox, id, now));
+    this.#envelopes.forget(seq);
   }
 
   /** The dead letters of `envelopeId` in every mailbox, oldest first; NOT_FOUND when there is none. */
   #deadLettersOf(envelopeId: string): { seq: number; letter: DeadLetter }[] {
     const letters = this.#deadById.all(envelopeId).map((row) => {
       const { seq } = parseRow(seqRow, row, 'dead letters');
-      return { seq, letter: toDeadLetter(row) };
+      return { seq, letter: this.toDeadLetter(row, false) };
     });
     if (letters.length === 0)
       throw new MusubiError('NOT_FOUND', `no dead letter with envelope id ${envelopeId}`);
     return letters;
   }
 
-  /** Inserts a ready message with attempt 0; `seq` is the cursor of the event recording it. */
-  #insertRow(mailbox: string, envelope: Envelope, seq: number, now: number): void {
-    // A new envelope already has attempt 0 (a requeued dead letter does not): no copy on the send path.
-    const text = JSON.stringify(envelope.attempt === 0 ? envelope : { ...envelope, attempt: 0 });
-    this.#insert.run(seq, mailbox, envelope.id, priorityRank(envelope.priority), text, now);
-    this.#cache.remember(seq, text, envelope);
-  }
-
-  /** Decodes a leased row (seq, attempt, envelope, available_at) into a Delivery. */
-  #toDelivery(mailbox: string, row: unknown): Delivery {
-    const where = `messages ${mailbox}`;
-    const { seq, attempt, envelope: text, available_at: leaseUntil } = parseRow(leasedRow, row, where);
-    const envelope = this.#cache.decode(seq, text, attempt, where);
+  /** The Delivery of a leased row. */
+  #toDelivery(
+    mailbox: string,
+    row: { seq: number; id: string; attempt: number; envelope: string | null; available_at: number },
+  ): Delivery {
+    const envelope = this.#envelopes.of(row.seq, row.envelope, row.attempt, `messages ${mailbox}`, false);
     return {
-      deliveryId: formatDeliveryId({ mailbox, envelopeId: envelope.id, seq, attempt }),
+      deliveryId: formatDeliveryId({ mailbox, envelopeId: row.id, seq: row.seq, attempt: row.attempt }),
       mailbox,
       envelope,
-      leaseUntil,
+      leaseUntil: row.available_at,
     };
   }
 
@@ -258,7 +291,7 @@ export class SqliteMessages {
    * works out whether the delivery is gone (NOT_FOUND) or its lease ended (LEASE_EXPIRED) and throws.
    */
   #leaseWrite<T>(ref: DeliveryRef, now: number, write: (params: LeaseParams) => T | false): T {
-    const result = write([ref.seq, ref.mailbox, ref.envelopeId, ref.attempt, now]);
+    const result = write([ref.mailbox, ref.envelopeId, ref.seq, ref.attempt, now]);
     if (result !== false) return result;
     throw this.#leaseFailure(ref, now);
   }
@@ -282,11 +315,4 @@ export class SqliteMessages {
       new MusubiError('LEASE_EXPIRED', `the lease of delivery ${formatDeliveryId(ref)} has ended`)
     );
   }
-}
-
-/** Decodes a dead-letter row (seq, mailbox, attempt, envelope, dead_reason, dead_at). */
-export function toDeadLetter(row: unknown): DeadLetter {
-  const dead = parseRow(deadRow, row, 'dead letters');
-  const envelope = decodeEnvelope(dead.envelope, dead.attempt, `dead letters ${dead.mailbox}`);
-  return { mailbox: dead.mailbox, envelope, reason: dead.dead_reason, deadAt: dead.dead_at };
 }

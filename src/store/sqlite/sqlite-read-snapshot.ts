@@ -12,12 +12,16 @@ export class SqliteReadSnapshot {
   readonly #db: Database.Database;
   readonly #begin: Database.Statement<[]>;
   readonly #commit: Database.Statement<[]>;
+  readonly #dataVersion: Database.Statement<[]>;
   #ending: NodeJS.Immediate | undefined;
+  /** PRAGMA data_version as read in the open read transaction (undefined: not read in it yet). */
+  #version: number | undefined;
 
   constructor(db: Database.Database) {
     this.#db = db;
     this.#begin = db.prepare('BEGIN');
     this.#commit = db.prepare('COMMIT');
+    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
   }
 
   /** Runs `read` in this turn's read transaction (inside a write batch: in that one). */
@@ -29,8 +33,21 @@ export class SqliteReadSnapshot {
     return read();
   }
 
+  /**
+   * `PRAGMA data_version` as of this turn's read transaction, read once per transaction: it changes
+   * when another connection commits, never for this connection's own commits.
+   */
+  dataVersion(): number {
+    if (this.#version === undefined || this.#ending === undefined) {
+      const version: unknown = this.read(() => this.#dataVersion.get());
+      this.#version = typeof version === 'number' ? version : -1;
+    }
+    return this.#version;
+  }
+
   /** Ends the read transaction, if one is open. Call before a write transaction begins. */
   end(): void {
+    this.#version = undefined;
     if (this.#ending === undefined) return;
     clearImmediate(this.#ending);
     this.#ending = undefined;

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { isMusubiError } from '../../core/errors.js';
 import { dueRow, kvLogRow, parseRow, peekRow } from './sqlite-rows.js';
 
-const peek = { seq: 3, attempt: 0, envelope: '{}', is_leased: 0, available_at: 1_700_000_000_000 };
+const peek = {
+  priority: 2,
+  seq: 3,
+  attempt: 0,
+  envelope: '{}',
+  is_leased: 0,
+  available_at: 1_700_000_000_000,
+};
 
 function corruption(schema: Parameters<typeof parseRow>[0], row: unknown): unknown {
   try {

@@ -27,19 +27,27 @@ export const deliveryStateRow = z.object({
   is_leased: int,
   available_at: int,
 });
-export const leasedRow = z.object({ seq: int, attempt: int, envelope: text, available_at: int });
+export const leasedRow = z.object({
+  seq: int,
+  id: text,
+  attempt: int,
+  envelope: nullableText,
+  available_at: int,
+});
 export const peekRow = z.object({
+  priority: int,
   seq: int,
   attempt: int,
-  envelope: text,
+  envelope: nullableText,
   is_leased: int,
   available_at: int,
 });
+export type PeekRow = z.infer<typeof peekRow>;
 export const deadRow = z.object({
   seq: int,
   mailbox: text,
   attempt: int,
-  envelope: text,
+  envelope: nullableText,
   dead_reason: text,
   dead_at: int,
 });
@@ -60,7 +68,16 @@ export const kvLogRow = z.object({
   op: z.enum(['put', 'delete']),
   value: nullableText,
 });
-export const eventRow = z.object({ cursor: int, at: int, event: text });
+export const eventRow = z.object({
+  cursor: int,
+  at: int,
+  event: text,
+  kind: int,
+  mailbox: nullableText,
+  message_id: nullableText,
+  n1: nullableInt,
+  n2: nullableInt,
+});
 export const cursorRow = z.object({ cursor: int });
 
 /** Parses a row with `schema`, throwing STORE_CORRUPT (naming `where`) when it does not fit. */
@@ -105,13 +122,17 @@ export function decodeEnvelope(text: string, attempt: number, where: string): En
   throw corrupt(`${where}: stored envelope is invalid`, result.error);
 }
 
-/** Decodes a stored event row into a StoredEvent. */
-export function decodeEvent(row: unknown): StoredEvent {
-  const { cursor, at, event } = parseRow(eventRow, row, 'events');
+/** Decodes the JSON of a stored event into a StoredEvent. */
+export function decodeEvent(cursor: number, at: number, event: string): StoredEvent {
   const result = busEventSchema.safeParse(parseJson(event, `event ${cursor}`));
   // Not `{ ...data, cursor, at }`: V8 is slow when a spread clone gains new properties.
   if (result.success) return Object.assign({}, result.data, { cursor, at });
   throw corrupt(`event ${cursor}: stored event is invalid`, result.error);
+}
+
+/** STORE_CORRUPT for an event row whose columns do not make an event of its kind. */
+export function corruptEvent(cursor: number, kind: number): MusubiError {
+  return corrupt(`event ${cursor}: columns do not fit its kind ${kind}`, undefined);
 }
 
 /** Parses stored JSON text, throwing STORE_CORRUPT when it is not JSON. */

@@ -4,20 +4,26 @@ import { MusubiError } from '../../core/errors.js';
 
 /**
  * Message rows move between states:
- * - 0 ready: claimable now, found through `messages_ready` in (priority, seq) order;
+ * - 0 ready: claimable now;
  * - 1 waiting: leased (`is_leased` = 1) or delayed until `available_at`, found through `messages_waiting`
- *   by time. A claim first moves every waiting row whose time has come back to ready, so it never scans
- *   past leased or delayed rows to find the next ready one;
+ *   by time. A claim first moves every waiting row whose time has come back to ready;
  * - 2 dead: a dead letter (`dead_reason`, `dead_at`); still holds its (mailbox, id), so a re-send of a
  *   dead-lettered id is a duplicate until the letter is requeued or discarded;
  * - 3 quarantined: its stored envelope failed validation; kept for inspection, never handed out.
+ *
+ * Since version 3 the messages table is clustered by (mailbox, state, priority, seq): the ready rows of
+ * a mailbox lie together in delivery order, so a claim or a peek reads them straight off the table, and
+ * a send or a take touches the table and one index (`messages_key`). A row's envelope is the JSON of the
+ * event at cursor `seq` (a `message.sent` or `message.requeued` event of kind 1, see EventKind) unless
+ * the row holds it in `envelope` itself (bodies longer than the sent event keeps, rows written before
+ * version 3, requeued dead letters).
  *
  * No table uses AUTOINCREMENT (it costs a write to sqlite_sequence in every transaction). `events.cursor`
  * and `kv_log.revision` are rowids, and those logs are only ever pruned from the oldest end, so the newest
  * row stays and rowid allocation (max + 1) never hands out a committed number twice (a rolled-back insert
  * frees its number, which nothing outside that transaction saw). `messages.seq` is the cursor of the event
  * that put the message there (`message.sent` or `message.requeued`), so it strictly increases and is never
- * reused either.
+ * reused either. Pruning keeps the events that hold the envelope of a message still in the table.
  */
 export const MessageRowState = { ready: 0, waiting: 1, dead: 2, quarantined: 3 } as const;
 
@@ -66,8 +72,49 @@ CREATE TABLE events (
  */
 const V2 = `CREATE INDEX messages_live ON messages (mailbox, priority, seq) WHERE state IN (0, 1);`;
 
+/**
+ * Version 3 (issue #20, the hot path): messages clustered by (mailbox, state, priority, seq) with one
+ * unique index for (mailbox, id) — a send and a take now touch two b-trees instead of four — and the
+ * envelope kept once, in its `message.sent` event, instead of in the row and again in the event. Message
+ * events carry their fields in columns (`kind`, `mailbox`, `message_id`, `n1`, `n2`) instead of JSON; older
+ * rows keep kind 0 (JSON in `event`). Rows move over with their envelopes in `envelope`.
+ */
+const V3 = `
+CREATE TABLE messages_v3 (
+  mailbox TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  priority INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  is_leased INTEGER NOT NULL DEFAULT 0,
+  available_at INTEGER NOT NULL,
+  dead_reason TEXT,
+  dead_at INTEGER,
+  envelope TEXT,
+  PRIMARY KEY (mailbox, state, priority, seq)
+) WITHOUT ROWID;
+INSERT INTO messages_v3 (mailbox, state, priority, seq, id, attempt, is_leased, available_at, dead_reason, dead_at, envelope)
+  SELECT mailbox, state, priority, seq, id, attempt, is_leased, available_at, dead_reason, dead_at, envelope FROM messages;
+DROP TABLE messages;
+ALTER TABLE messages_v3 RENAME TO messages;
+CREATE UNIQUE INDEX messages_key ON messages (mailbox, id);
+CREATE INDEX messages_waiting ON messages (mailbox, available_at) WHERE state = 1;
+CREATE INDEX messages_dead ON messages (dead_at, seq) WHERE state = 2;
+CREATE INDEX messages_dead_id ON messages (id) WHERE state = 2;
+ALTER TABLE events ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN mailbox TEXT;
+ALTER TABLE events ADD COLUMN message_id TEXT;
+ALTER TABLE events ADD COLUMN n1 INTEGER;
+ALTER TABLE events ADD COLUMN n2 INTEGER;
+`;
+
 /** Migration n moves a database from schema version n to n + 1 (PRAGMA user_version). */
-const MIGRATIONS: readonly ((db: Database.Database) => void)[] = [(db) => db.exec(V1), (db) => db.exec(V2)];
+const MIGRATIONS: readonly ((db: Database.Database) => void)[] = [
+  (db) => db.exec(V1),
+  (db) => db.exec(V2),
+  (db) => db.exec(V3),
+];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -19,6 +19,7 @@ import { SqliteChangeFeed } from './sqlite-change-feed.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { storeFailure } from './sqlite-errors.js';
 import { EnvelopeCache } from './envelope-cache.js';
+import { SqliteEnvelopes } from './sqlite-envelopes.js';
 import { SqliteEventLog } from './sqlite-event-log.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import { SqliteKv } from './sqlite-kv.js';
@@ -102,11 +103,19 @@ export class SqliteStore implements Store {
       beforeBegin: () => this.#snapshot.end(),
     });
     const events = new SqliteEventLog(db, { retention: parts.eventRetention });
-    const cache = new EnvelopeCache();
-    this.#queries = new SqliteMailboxQueries(db, { cache });
+    const envelopes = new SqliteEnvelopes({ cache: new EnvelopeCache(), events });
+    const messages = new SqliteMessages(db, { events, envelopes });
+    const snapshot = this.#snapshot;
+    this.#queries = new SqliteMailboxQueries(db, {
+      messages,
+      envelopes,
+      dataVersion: () => snapshot.dataVersion(),
+    });
     this.#feed = new SqliteChangeFeed(db, { pollIntervalMs: parts.pollIntervalMs });
     this.#writer = new SqliteMessageWriter({
-      messages: new SqliteMessages(db, { events, cache }),
+      messages,
+      envelopes,
+      queries: this.#queries,
       commit: this.#commit,
       feed: this.#feed,
       clock: this.#clock,
