@@ -82,75 +82,85 @@ export function parseJson(text: string): JsonParseResult {
   }
 }
 
-/** A whole number token JSON.parse reads exactly (at most 15 digits, no fraction or exponent). */
-const SAFE_INT_TOKEN = /^-?(?:0|[1-9][0-9]{0,14})$/;
-
 /**
- * The common request, read natively: a JSON object of strings, booleans, nulls and whole numbers of at
- * most 15 digits, with no key twice and no key starting with a digit (JS would move array-index keys to
- * the front). Its numbers' tokens are taken from the text, so the result is exactly what the full
- * parser gives. Undefined for anything else, valid or not: the full parser then decides.
+ * The common request, read in one pass: a JSON object whose values are strings without escapes or
+ * control characters, whole numbers of at most 15 digits, `true`, `false` or `null`, with no key twice,
+ * spaces or tabs between tokens. The result is exactly what the full parser gives (a Map in text order,
+ * number tokens kept). Undefined for anything else, valid or not: the full parser then decides.
  */
 function parseFlatObject(text: string): Map<string, JsonValue> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined; // not JSON as JSON.parse reads it: the full parser words the failure
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const record = parsed as Record<string, unknown>;
-  const keys = Object.keys(record);
-  let numbers = 0;
-  for (const key of keys) {
-    const first = key.charCodeAt(0);
-    if (first >= 0x30 && first <= 0x39) return undefined;
-    const value = record[key];
-    if (typeof value === 'number') numbers++;
-    else if (typeof value === 'object' && value !== null) return undefined;
-  }
-  // Without numbers a repeated key needs no care: JS and Python both keep its first place, last value.
-  const tokens = numbers === 0 ? [] : numberTokens(text, keys.length, numbers);
-  if (tokens === undefined) return undefined;
+  const end = text.length;
+  let i = skipBlanks(text, 0, true);
+  if (text.charCodeAt(i) !== 0x7b) return undefined;
   const object = new Map<string, JsonValue>();
-  let next = 0;
-  for (const key of keys) {
-    const value = record[key] as string | number | boolean | null;
-    if (typeof value !== 'number') object.set(key, value);
-    else {
-      const token = tokens[next++] ?? '';
-      if (!SAFE_INT_TOKEN.test(token)) return undefined;
-      object.set(key, new JsonNumber(token, true));
-    }
-  }
-  return object;
-}
-
-/**
- * The number tokens outside strings of a flat object's text, in order; undefined unless it has exactly
- * one `:` per key (no key repeats, so the tokens line up with the keys) and `numbers` tokens.
- */
-function numberTokens(text: string, keyCount: number, numbers: number): string[] | undefined {
-  const tokens: string[] = [];
-  let colons = 0;
-  for (let i = 0; i < text.length; i++) {
+  i = skipBlanks(text, i + 1, false);
+  if (text.charCodeAt(i) === 0x7d) return skipBlanks(text, i + 1, true) === end ? object : undefined;
+  for (;;) {
+    const keyEnd = plainStringEnd(text, i);
+    if (keyEnd < 0) return undefined;
+    const key = text.slice(i + 1, keyEnd);
+    if (object.has(key)) return undefined;
+    i = skipBlanks(text, keyEnd + 1, false);
+    if (text.charCodeAt(i) !== 0x3a) return undefined;
+    i = skipBlanks(text, i + 1, false);
     const c = text.charCodeAt(i);
+    let value: JsonValue;
     if (c === 0x22) {
-      // Skip the string (JSON.parse accepted the text, so it is terminated).
-      for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
-    } else if (c === 0x3a) colons++;
-    else if (numbers > 0 && (c === 0x2d || (c >= 0x30 && c <= 0x39))) {
+      const valueEnd = plainStringEnd(text, i);
+      if (valueEnd < 0) return undefined;
+      value = text.slice(i + 1, valueEnd);
+      i = valueEnd + 1;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       const start = i;
-      while (isNumberChar(text.charCodeAt(i + 1))) i++;
-      tokens.push(text.slice(start, i + 1));
-    }
+      if (c === 0x2d) i++;
+      const digits = i;
+      while (isDigit(text.charCodeAt(i))) i++;
+      const count = i - digits;
+      const next = text.charCodeAt(i);
+      if (count === 0 || count > 15 || (count > 1 && text.charCodeAt(digits) === 0x30)) return undefined;
+      if (next === 0x2e || next === 0x65 || next === 0x45) return undefined;
+      value = new JsonNumber(text.slice(start, i), true);
+    } else if (text.startsWith('true', i)) {
+      value = true;
+      i += 4;
+    } else if (text.startsWith('false', i)) {
+      value = false;
+      i += 5;
+    } else if (text.startsWith('null', i)) {
+      value = null;
+      i += 4;
+    } else return undefined;
+    object.set(key, value);
+    i = skipBlanks(text, i, false);
+    const separator = text.charCodeAt(i);
+    if (separator === 0x7d) return skipBlanks(text, i + 1, true) === end ? object : undefined;
+    if (separator !== 0x2c) return undefined;
+    i = skipBlanks(text, i + 1, false);
   }
-  return colons === keyCount && tokens.length === numbers ? tokens : undefined;
 }
 
-/** Digits, sign, point and exponent: the characters of a JSON number token. */
-function isNumberChar(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
+/** Past spaces and tabs (and, at either end of the text, line breaks). */
+function skipBlanks(text: string, from: number, isEnd: boolean): number {
+  let i = from;
+  for (let c = text.charCodeAt(i); c === 0x20 || c === 0x09 || (isEnd && (c === 0x0a || c === 0x0d));) {
+    c = text.charCodeAt(++i);
+  }
+  return i;
+}
+
+/** Where the string starting at `start` (a `"`) ends, or -1 unless it has no escape and no control. */
+function plainStringEnd(text: string, start: number): number {
+  if (text.charCodeAt(start) !== 0x22) return -1;
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) return i;
+    if (c === 0x5c || c < 0x20) return -1;
+  }
+  return -1;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
 }
 
 class Parser {

@@ -5,6 +5,7 @@ import { isJsonObject, parseJson, type JsonObject } from '../../core/python/json
 import type { AgentSyncProtocol } from './agent-sync-protocol.js';
 import type { CommandOutcome } from './command-context.js';
 import { LINE_TOO_LONG, NdjsonFramer, type Frame } from './ndjson-framer.js';
+import type { Reservation } from './reservation.js';
 import { WireErrors, errorReply } from './replies.js';
 
 /** Longest request line: content before the `\n`. */
@@ -67,6 +68,14 @@ export class AgentSyncConnection {
   readonly #frames: Frame[] = [];
   // Aborted when the client half-closes, the socket fails or the gateway stops: cancels parked listens.
   readonly #abort = new AbortController();
+  /** The listen reply being written, to settle once the OS took it (or the write failed). */
+  #written:
+    | { readonly core: AgentSyncProtocol; readonly reservation: Reservation; wake: (() => void) | undefined }
+    | undefined;
+  /** What the running line is: a listen (answered after a loop turn), or another command. */
+  #isListen = false;
+  /** A listen's outcome waiting for its loop turn. */
+  #turnOutcome: CommandOutcome | undefined;
   #isPumping = false;
   #isEnded = false;
   #isClosed = false;
@@ -112,14 +121,14 @@ export class AgentSyncConnection {
     if (this.#isFinishing) return;
     this.#framer.push(chunk, this.#frames);
     if (this.#frames.length >= PAUSE_AT_FRAMES) this.#socket.pause();
-    if (!this.#isPumping) void this.#pump();
+    this.#pump();
   }
 
   #onEnd(): void {
     this.#isEnded = true;
     this.#framer.end(this.#frames);
     this.#abort.abort();
-    if (!this.#isPumping) void this.#pump();
+    this.#pump();
   }
 
   #onClosed(): void {
@@ -137,53 +146,87 @@ export class AgentSyncConnection {
     if (!this.#isPumping && !this.#isClosed) this.#socket.end();
   }
 
-  async #pump(): Promise<void> {
+  /** Starts running the queued lines unless they are already running. */
+  #pump(): void {
+    if (this.#isPumping) return;
     this.#isPumping = true;
+    this.#next();
+  }
+
+  /**
+   * Runs queued lines one after another until one has to wait (a command, a full socket buffer): its
+   * promise resumes the loop. No async frame per line: a line costs its command's promises.
+   */
+  #next(): void {
     try {
-      for (let frame = this.#frames.shift(); frame !== undefined; frame = this.#frames.shift()) {
+      for (;;) {
+        if (this.#isClosed || this.#isFinishing) return this.#idle();
+        const frame = this.#frames.shift();
+        if (frame === undefined) return this.#idle();
         if (this.#frames.length <= RESUME_AT_FRAMES && this.#socket.isPaused()) this.#socket.resume();
-        if (frame === LINE_TOO_LONG) {
-          await this.#write(errorReply(WireErrors.tooLong));
-          this.#finish();
-          // The client may still be sending the rest of the line: give it time to read the reply.
-          this.#closeTimer = setTimeout(() => this.#socket.destroy(), CLOSE_GRACE_MS);
-          this.#closeTimer.unref();
-          break;
+        const waiting = this.#runLine(frame);
+        if (waiting !== undefined) {
+          waiting.then(this.#resume, this.#fail);
+          return;
         }
-        const request = this.#request(frame);
-        if (request === null) break;
-        // A write that fits the socket buffer returns nothing to wait for (no await, no microtask).
-        let writing: Promise<void> | undefined;
-        if ('reply' in request) writing = this.#write(request.reply);
-        else {
-          const core = this.#coreReady ?? (await this.#loadedCore());
-          if (core === undefined) continue;
-          const isListen = request.get('cmd') === 'listen';
-          const outcome = await core.execute(request, this.#abort.signal);
-          if (isListen) writing = this.#answerListen(core, outcome);
-          else if (outcome.kind === 'reply') writing = this.#write(outcome.text);
-        }
-        if (writing !== undefined) await writing;
-        if (this.#isClosed || this.#isFinishing) break;
       }
     } catch (err) {
-      this.#log.error({ err }, 'connection failed');
-      this.#socket.destroy();
-    } finally {
-      this.#isPumping = false;
+      this.#fail(err);
     }
+  }
+
+  readonly #resume = (): void => this.#next();
+
+  readonly #fail = (err: unknown): void => {
+    this.#log.error({ err }, 'connection failed');
+    this.#socket.destroy();
+    this.#isPumping = false;
+  };
+
+  /** No line left to run (or the connection is going): ends our side when the client is done. */
+  #idle(): void {
+    this.#isPumping = false;
     if (this.#isClosed) return;
     if (this.#isFinishing || (this.#isEnded && this.#frames.length === 0)) this.#socket.end();
   }
 
-  /** The core, waiting for it to load; undefined (after answering the error) when it failed to. */
-  async #loadedCore(): Promise<AgentSyncProtocol | undefined> {
+  /** Runs one line; returns what it waits for, or undefined when it is done already. */
+  #runLine(frame: Frame): Promise<unknown> | undefined {
+    if (frame === LINE_TOO_LONG) {
+      const writing = this.#write(errorReply(WireErrors.tooLong));
+      this.#finish();
+      // The client may still be sending the rest of the line: give it time to read the reply.
+      this.#closeTimer = setTimeout(() => this.#socket.destroy(), CLOSE_GRACE_MS);
+      this.#closeTimer.unref();
+      return writing;
+    }
+    const request = this.#request(frame);
+    if (request === null) return undefined;
+    if ('reply' in request) return this.#write(request.reply);
+    const core = this.#coreReady;
+    if (core === undefined) return this.#runWhenLoaded(request);
+    this.#isListen = request.get('cmd') === 'listen';
+    return core.execute(request, this.#abort.signal).then(this.#onOutcome);
+  }
+
+  /** The reply of a command (its promise resolves once the reply is written or needs nothing more). */
+  readonly #onOutcome = (outcome: CommandOutcome): Promise<void> | undefined => {
+    const core = this.#coreReady;
+    if (this.#isListen && core !== undefined) return this.#answerListen(core, outcome);
+    return outcome.kind === 'reply' ? this.#write(outcome.text) : undefined;
+  };
+
+  /** A line that came while the state was still loading: waits for it (or answers its failure). */
+  async #runWhenLoaded(request: JsonObject): Promise<void> {
+    let core: AgentSyncProtocol;
     try {
-      return await this.#core;
+      core = await this.#core;
     } catch (err) {
       await this.#write(errorReply(err instanceof Error ? err.message : String(err)));
-      return undefined;
+      return;
     }
+    this.#isListen = request.get('cmd') === 'listen';
+    await this.#onOutcome(await core.execute(request, this.#abort.signal));
   }
 
   /** Decodes and parses one line: the request, or the error reply for bad input, or null (closed). */
@@ -206,24 +249,55 @@ export class AgentSyncConnection {
   }
 
   /** Writes a listen reply only to a live client; its messages are committed once the OS took the bytes. */
-  async #answerListen(core: AgentSyncProtocol, outcome: CommandOutcome): Promise<void> {
-    const reservation = outcome.kind === 'reply' ? outcome.reservation : null;
+  #answerListen(core: AgentSyncProtocol, outcome: CommandOutcome): Promise<void> | undefined {
     // An end of stream sent right behind the listen is read by libuv only in the next poll phase: let
     // one loop turn pass so such a listen is cancelled instead of answered (spec 4.5).
-    if (outcome.kind === 'reply' && !this.#isEnded) await this.#turns.next();
+    if (outcome.kind === 'reply' && !this.#isEnded) {
+      this.#turnOutcome = outcome;
+      return this.#turns.next().then(this.#afterTurn);
+    }
+    return this.#replyToListen(core, outcome);
+  }
+
+  readonly #afterTurn = (): Promise<void> | undefined => {
+    const outcome = this.#turnOutcome;
+    const core = this.#coreReady;
+    this.#turnOutcome = undefined;
+    return outcome === undefined || core === undefined ? undefined : this.#replyToListen(core, outcome);
+  };
+
+  #replyToListen(core: AgentSyncProtocol, outcome: CommandOutcome): Promise<void> | undefined {
+    const reservation = outcome.kind === 'reply' ? outcome.reservation : null;
     if (outcome.kind === 'cancelled' || this.#isEnded || this.#isClosed || this.#isFinishing) {
       if (reservation !== null) void core.settle(reservation, false);
       this.#finish();
-      return;
+      return undefined;
     }
     if (reservation === null) return this.#write(outcome.text);
-    await new Promise<void>((resolve) => {
-      this.#socket.write(`${outcome.text}\n`, (err) => {
-        // Queued synchronously in the callback: later requests see the commit.
-        void core.settle(reservation, err === undefined || err === null);
-        resolve();
-      });
+    // Settled as soon as written, so the removal is queued before any later request runs (spec 4.5).
+    this.#written = { core, reservation, wake: undefined };
+    if (this.#socket.write(`${outcome.text}\n`, this.#onListenWritten) && this.#socket.writableLength === 0) {
+      // libuv handed every byte to the OS within the call: written now, whatever the callback says later.
+      this.#settleWritten(true);
+      return undefined;
+    }
+    return new Promise<void>((resolve) => {
+      if (this.#written === undefined) resolve();
+      else this.#written.wake = resolve;
     });
+  }
+
+  /** The write callback of a listen reply (one in flight at most: lines run one after another). */
+  readonly #onListenWritten = (err?: Error | null): void => {
+    this.#settleWritten(err === undefined || err === null);
+  };
+
+  #settleWritten(isWritten: boolean): void {
+    const written = this.#written;
+    if (written === undefined) return;
+    this.#written = undefined;
+    void written.core.settle(written.reservation, isWritten);
+    written.wake?.();
   }
 
   /** Writes one reply line; resolves at once unless the socket buffer is full (then at `drain`). */
