@@ -36,6 +36,7 @@ export class SqliteEventLog {
   readonly #last: Database.Statement<[]>;
   readonly #prune: Database.Statement<[number, number]>;
   readonly #dropSent: Database.Statement<[number]>;
+  readonly #withdraw: Database.Statement<[number]>;
   readonly #retention: number;
   #sincePrune = 0;
   /** Every cursor up to this one has been pruned by this connection (other connections prune too). */
@@ -64,6 +65,7 @@ export class SqliteEventLog {
         '(SELECT 1 FROM messages m WHERE m.mailbox = events.mailbox AND m.id = events.message_id AND m.seq = events.cursor))',
     );
     this.#dropSent = db.prepare(`DELETE FROM events WHERE cursor = ? AND kind = ${EventKind.sent}`);
+    this.#withdraw = db.prepare('DELETE FROM events WHERE cursor = ?');
   }
 
   /** Inserts one event as JSON and returns its cursor; call inside a write transaction. */
@@ -97,6 +99,11 @@ export class SqliteEventLog {
   /** Inserts a `message.acked` and returns its cursor. */
   insertAcked(mailbox: string, messageId: string, at: number): number {
     return this.#appended(Number(this.#insertAcked.run(at, mailbox, messageId).lastInsertRowid));
+  }
+
+  /** Deletes the event just inserted at `cursor` in this transaction (its change did not happen). */
+  withdraw(cursor: number): void {
+    this.#withdraw.run(cursor);
   }
 
   /** The envelope JSON a `sent` row at `cursor` holds, or undefined when there is none. */

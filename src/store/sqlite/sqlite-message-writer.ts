@@ -113,7 +113,13 @@ export class SqliteMessageWriter {
   async take(mailbox: string, envelopeId: string): Promise<boolean> {
     const isTaken = await this.#commit.write(
       'take',
-      () => this.#messages.take(mailbox, envelopeId, this.#clock.now()),
+      () =>
+        this.#messages.take(
+          mailbox,
+          envelopeId,
+          this.#clock.now(),
+          this.#mirror.placeOf(mailbox, envelopeId),
+        ),
       (taken) => {
         if (taken) this.#mirror.removed(mailbox, envelopeId);
       },

@@ -36,6 +36,13 @@ export type ClaimOutcome =
   | { readonly corrupt: unknown; readonly id: string }
   | null;
 
+/** Where a message row sits in the table's primary key. */
+export interface RowPlace {
+  readonly state: number;
+  readonly priority: number;
+  readonly seq: number;
+}
+
 /** A dead letter requeued as message `seq`. */
 export interface Requeued {
   readonly letter: DeadLetter;
@@ -63,6 +70,7 @@ export class SqliteMessages {
   readonly #quarantine: Database.Statement<[string, string]>;
   readonly #ack: Database.Statement<LeaseParams>;
   readonly #take: Database.Statement<[string, string, number]>;
+  readonly #takeAt: Database.Statement<[string, number, number, number, string, number]>;
   readonly #nack: Database.Statement<[state: number, availableAt: number, ...LeaseParams]>;
   readonly #extend: Database.Statement<[leaseUntil: number, ...LeaseParams]>;
   readonly #kill: Database.Statement<[reason: string, now: number, ...LeaseParams]>;
@@ -74,7 +82,8 @@ export class SqliteMessages {
     this.#events = options.events;
     this.#envelopes = options.envelopes;
     this.#insert = db.prepare(
-      'INSERT INTO messages (mailbox, state, priority, seq, id, available_at, envelope) VALUES (?, 0, ?, ?, ?, ?, ?)',
+      'INSERT INTO messages (mailbox, state, priority, seq, id, available_at, envelope) VALUES (?, 0, ?, ?, ?, ?, ?) ' +
+        'ON CONFLICT (mailbox, id) DO NOTHING',
     );
     this.#seqOf = db.prepare('SELECT seq FROM messages WHERE mailbox = ? AND id = ?');
     this.#hasDue = db
@@ -93,6 +102,10 @@ export class SqliteMessages {
       `UPDATE messages SET state = ${MessageRowState.quarantined} WHERE mailbox = ? AND id = ?`,
     );
     this.#ack = db.prepare(`DELETE FROM messages WHERE ${LEASED} RETURNING seq`);
+    this.#takeAt = db.prepare(
+      'DELETE FROM messages WHERE mailbox = ? AND state = ? AND priority = ? AND seq = ? AND id = ? ' +
+        'AND (state = 0 OR (state = 1 AND available_at <= ?))',
+    );
     this.#take = db.prepare(
       'DELETE FROM messages WHERE mailbox = ? AND id = ? AND (state = 0 OR (state = 1 AND available_at <= ?)) ' +
         'RETURNING seq',
@@ -120,22 +133,17 @@ export class SqliteMessages {
    * bus made it); only a body longer than the event keeps makes the row hold the envelope itself.
    */
   append(mailbox: string, envelope: Envelope, now: number): Appended {
-    const existing = this.#seqOf.get(mailbox, envelope.id);
-    if (existing !== undefined) {
-      const { seq } = parseRow(seqRow, existing, `messages ${mailbox}`);
-      return { seq, isDuplicate: true, isHeldByEvent: false, at: now };
-    }
     const text = JSON.stringify(envelope.attempt === 0 ? envelope : { ...envelope, attempt: 0 });
     const { cursor, isWhole } = this.#events.insertSent(mailbox, envelope, text, now);
-    this.#insert.run(
-      mailbox,
-      priorityRank(envelope.priority),
-      cursor,
-      envelope.id,
-      now,
-      isWhole ? null : text,
-    );
-    return { seq: cursor, isDuplicate: false, isHeldByEvent: isWhole, at: now };
+    const rank = priorityRank(envelope.priority);
+    // The unique (mailbox, id) index decides: no look first (the insert seeks it anyway).
+    if (this.#insert.run(mailbox, rank, cursor, envelope.id, now, isWhole ? null : text).changes === 1) {
+      return { seq: cursor, isDuplicate: false, isHeldByEvent: isWhole, at: now };
+    }
+    // A duplicate: its event never happened (nothing outside this transaction saw the cursor).
+    this.#events.withdraw(cursor);
+    const { seq } = parseRow(seqRow, this.#seqOf.get(mailbox, envelope.id), `messages ${mailbox}`);
+    return { seq, isDuplicate: true, isHeldByEvent: false, at: now };
   }
 
   /** Leases the next claimable message of `mailbox` until `now + leaseMs`. */
@@ -167,10 +175,22 @@ export class SqliteMessages {
   }
 
   /** Removes message `id` of `mailbox` if claimable at `now`; false when there is none such. */
-  take(mailbox: string, id: string, now: number): boolean {
-    const row = this.#take.get(mailbox, id, now);
-    if (row === undefined) return false;
-    this.#gone(mailbox, id, parseRow(seqRow, row, `messages ${mailbox}`).seq, now);
+  /**
+   * Removes message `id` of `mailbox` if claimable at `now`; false when there is none such. `at`, the
+   * row's place as the mirror last saw it, lets the delete go by primary key; a stale one deletes
+   * nothing and the delete goes through `messages_key` after all.
+   */
+  take(mailbox: string, id: string, now: number, at?: RowPlace): boolean {
+    const isTaken =
+      at !== undefined && this.#takeAt.run(mailbox, at.state, at.priority, at.seq, id, now).changes === 1;
+    const seq = isTaken ? at.seq : this.#take.get(mailbox, id, now);
+    if (seq === undefined) return false;
+    this.#gone(
+      mailbox,
+      id,
+      typeof seq === 'number' ? seq : parseRow(seqRow, seq, `messages ${mailbox}`).seq,
+      now,
+    );
     return true;
   }
 

@@ -79,6 +79,16 @@ export class SqliteMirror {
     return box ?? undefined;
   }
 
+  /**
+   * Where message `id` of `mailbox` sits in the table as far as the mirror knows, without loading or
+   * checking anything: a hint for a write, which must hold up without it.
+   */
+  placeOf(mailbox: string, id: string): { state: number; priority: number; seq: number } | undefined {
+    const record = this.#boxes.get(mailbox)?.live.messages.get(id);
+    if (record === undefined) return undefined;
+    return { state: record.isWaiting ? 1 : 0, priority: record.rank, seq: record.seq };
+  }
+
   /** Forgets everything (the next read loads from the table). */
   clear(): void {
     this.#boxes.clear();
