@@ -118,10 +118,11 @@ async function serveRawSqlite(dir: string): Promise<number> {
 
 /**
  * The SQL floor of musubi's own schema: the statements the SQLite store runs for agent_sync's state
- * changes, issued bare and batched like {@link serveRawSqlite}. A send checks the (mailbox, id) key,
- * inserts its `message.sent` event and the message row (six indexes); a listen reads the head of the
- * mailbox through `messages_live`, deletes the row by (mailbox, id) and inserts its `message.acked`
- * event. No bus, no protocol code: what the gateway would cost if only its SQL were left.
+ * changes, issued bare and batched like {@link serveRawSqlite}. A send inserts its `message.sent` event
+ * (holding the envelope's JSON) and the message row (the unique (mailbox, id) index checking for a
+ * duplicate); a listen finds the head in memory, as the store's mirror does, then deletes the row by
+ * primary key and inserts its `message.acked` event. No bus, no protocol code: what the gateway would
+ * cost if only its SQL were left.
  */
 async function serveSchemaSqlite(dir: string): Promise<number> {
   const [{ default: Database }, { migrate }] = await Promise.all([
@@ -133,48 +134,55 @@ async function serveSchemaSqlite(dir: string): Promise<number> {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   migrate(db, path);
-  const seqOf = db.prepare('SELECT seq FROM messages WHERE mailbox = ? AND id = ?');
-  const event = db.prepare('INSERT INTO events (at, event) VALUES (?, ?)');
+  const sent = db.prepare('INSERT INTO events (at, event, kind, mailbox, message_id) VALUES (?, ?, 1, ?, ?)');
+  const acked = db.prepare(
+    "INSERT INTO events (at, event, kind, mailbox, message_id) VALUES (?, '', 3, ?, ?)",
+  );
   const insert = db.prepare(
-    'INSERT INTO messages (seq, mailbox, id, priority, envelope, attempt, state, is_leased, available_at) ' +
-      'VALUES (?, ?, ?, 2, ?, 0, 0, 0, ?)',
+    'INSERT INTO messages (mailbox, state, priority, seq, id, available_at, envelope) VALUES (?, 0, 2, ?, ?, ?, NULL) ' +
+      'ON CONFLICT (mailbox, id) DO NOTHING',
   );
-  const head = db.prepare(
-    'SELECT seq, id, envelope FROM messages WHERE mailbox = ? AND state IN (0, 1) ORDER BY priority, seq LIMIT 64',
+  const take = db.prepare(
+    'DELETE FROM messages WHERE mailbox = ? AND state = 0 AND priority = 2 AND seq = ? AND id = ?',
   );
-  const take = db.prepare('DELETE FROM messages WHERE mailbox = ? AND id = ? AND state = 0 RETURNING seq');
   type Item = {
     readonly socket: Socket;
     readonly cmd: { cmd?: string; agent?: string; to?: string; text?: string };
   };
   let items: Item[] = [];
   let nextId = 0;
+  const heads = new Map<string, { seq: number; id: string; body: string }[]>();
   const run = db.transaction((batch: readonly Item[]) =>
     batch.map(({ cmd }) => {
       const now = Date.now();
       if (cmd.cmd === 'send') {
         const mailbox = cmd.to ?? '';
         const id = `m${++nextId}`;
-        seqOf.get(mailbox, id);
         const body = JSON.stringify({ from: cmd.agent, type: 'message', text: cmd.text, ts: now / 1000 });
-        const sent = { type: 'message.sent', mailbox, messageId: id, from: 'agent-sync', body };
-        const seq = Number(event.run(now, JSON.stringify(sent)).lastInsertRowid);
-        const envelope = { id, from: 'agent-sync', to: mailbox, type: 'message', priority: 'normal', body };
-        insert.run(
-          seq,
-          mailbox,
+        const envelope = {
           id,
-          JSON.stringify({ ...envelope, headers: {}, createdAt: now, attempt: 0 }),
-          now,
-        );
+          from: 'agent-sync',
+          to: mailbox,
+          type: 'message',
+          priority: 'normal',
+          headers: {},
+          body,
+          createdAt: now,
+          attempt: 0,
+        };
+        const seq = Number(sent.run(now, JSON.stringify(envelope), mailbox, id).lastInsertRowid);
+        insert.run(mailbox, seq, id, now);
+        const queue = heads.get(mailbox) ?? [];
+        queue.push({ seq, id, body });
+        heads.set(mailbox, queue);
         return '{"ok":true}';
       }
       const mailbox = cmd.agent ?? '';
-      const row = head.get(mailbox) as { id: string; envelope: string } | undefined;
-      if (row === undefined) return '{"messages":[]}';
-      take.get(mailbox, row.id);
-      event.run(now, JSON.stringify({ type: 'message.acked', mailbox, messageId: row.id }));
-      return `{"messages":[${(JSON.parse(row.envelope) as { body: string }).body}]}`;
+      const head = heads.get(mailbox)?.shift();
+      if (head === undefined) return '{"messages":[]}';
+      take.run(mailbox, head.seq, head.id);
+      acked.run(now, mailbox, head.id);
+      return `{"messages":[${head.body}]}`;
     }),
   );
   const flush = (): void => {
