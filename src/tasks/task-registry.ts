@@ -37,6 +37,9 @@ import { TaskSweeper, type SweepResult } from './task-sweeper.js';
 export type { TaskFilter } from './task-rows.js';
 export { DEFERRED_TIMEOUT_ERROR, type SweepResult } from './task-sweeper.js';
 
+
+/** Why a task's row watch stopped (an abort reason that costs no stack trace). */
+const WATCH_STOPPED = 'task watch stopped';
 /** Default retention of terminal tasks (N.E.K.O. `TASK_REGISTRY_CLEANUP_TTL`). */
 export const DEFAULT_TASK_RETENTION_MS = 300_000;
 /** Lazy clean-up runs at most this often; the deferred-task timer fires this often. */
@@ -165,7 +168,8 @@ export class TaskRegistry implements AsyncDisposable {
   watchEnd(id: string, options: { readonly signal: AbortSignal }): AbortSignal {
     const ended = new AbortController();
     const watching = new AbortController();
-    const stopWatching = (): void => watching.abort();
+    // A reason of our own: without one, abort() builds a DOMException with a stack trace each time.
+    const stopWatching = (): void => watching.abort(WATCH_STOPPED);
     options.signal.addEventListener('abort', stopWatching, { once: true });
     const hasEnded = (task: TaskRecord | null): boolean => {
       if (task !== null && !isTerminalState(task.state)) return false;
@@ -184,7 +188,7 @@ export class TaskRegistry implements AsyncDisposable {
       .catch((err: unknown) => this.#log.warn({ err, taskId: id }, 'cannot watch the task; it runs on'))
       .finally(() => {
         options.signal.removeEventListener('abort', stopWatching);
-        watching.abort();
+        watching.abort(WATCH_STOPPED);
       });
     return ended.signal;
   }

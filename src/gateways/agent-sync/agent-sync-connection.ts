@@ -14,6 +14,8 @@ export const MAX_REQUEST_LINE_BYTES = 65_536;
 const PAUSE_AT_FRAMES = 64;
 const RESUME_AT_FRAMES = 8;
 const CLOSE_GRACE_MS = 2_000;
+/** Why a connection's parked listens were cancelled (an abort reason that costs no stack trace). */
+const CONNECTION_ENDED = 'connection ended';
 /**
  * An HTTP request line or Host header: what a web page's request to this port starts with. No
  * agent_sync client sends it; a browser POSTing `text/plain` here (no CORS preflight) would otherwise
@@ -127,7 +129,7 @@ export class AgentSyncConnection {
   #onEnd(): void {
     this.#isEnded = true;
     this.#framer.end(this.#frames);
-    this.#abort.abort();
+    this.#abort.abort(CONNECTION_ENDED);
     this.#pump();
   }
 
@@ -135,14 +137,14 @@ export class AgentSyncConnection {
     clearTimeout(this.#closeTimer);
     this.#isClosed = true;
     this.#frames.length = 0;
-    this.#abort.abort();
+    this.#abort.abort(CONNECTION_ENDED);
   }
 
   /** Discards whatever is still queued and ends our side once the current line is done. */
   #finish(): void {
     this.#isFinishing = true;
     this.#frames.length = 0;
-    this.#abort.abort();
+    this.#abort.abort(CONNECTION_ENDED);
     if (!this.#isPumping && !this.#isClosed) this.#socket.end();
   }
 

@@ -246,7 +246,7 @@ export class TaskQueue {
       this.#presence.idle();
       signal.removeEventListener('abort', stopRun);
       ended.removeEventListener('abort', stopRun);
-      watching.abort();
+      watching.abort('task over');
     }
     return { outcome, isCancelled: ended.aborted };
   }
