@@ -44,16 +44,19 @@ interface Parts {
  * The Store port on one SQLite file (better-sqlite3, WAL mode), the embedded default; several
  * processes may share the file. Writes use group commit ({@link SqliteGroupCommit}): the operations
  * issued during one turn of the event loop run in call order in ONE `BEGIN IMMEDIATE` transaction on
- * the next turn (at most 512 per transaction), each in its own savepoint, so one operation's failure
- * rejects only its own promise. A promise resolves only after its transaction committed, so durability
- * is the same as with a transaction per operation (see {@link SqliteStoreOptions.synchronous}).
+ * the next turn (at most 512 per transaction); one operation's failure rejects only its own promise (the
+ * batch is then run again with a savepoint per operation). A promise resolves only after its transaction
+ * committed, so durability is the same as with a transaction per operation (see
+ * {@link SqliteStoreOptions.synchronous}).
  *
  * Reads (peek, counts, nextDueAt, kv reads, events) run at once, without the write lock, and see what
  * is committed: every write whose promise resolved, never one still queued. The reads of one event-loop
  * turn share one read transaction ({@link SqliteReadSnapshot}), so within a turn they see one state;
- * another process's commit shows from the next turn on. A claim first looks, the same way, for
- * anything claimable; when there is nothing it resolves null at once, without queueing or taking the
- * write lock, so idle consumers never block writers. close() first runs what is queued.
+ * another process's commit shows from the next turn on. Peek, counts, nextDueAt and a claim's first look
+ * read the mailbox's mirror (`sqlite-mirror.ts`: its live rows in memory, kept in step with this
+ * connection's commits and started over when another connection's commit changes data_version). A claim
+ * that finds nothing claimable resolves null at once, without queueing or taking the write lock, so idle
+ * consumers never block writers. close() first runs what is queued.
  *
  * Commits by other connections reach onAvailable listeners (as `null`), kv watches and event follows
  * through a `PRAGMA data_version` poll that runs only while one of them exists. Rows read back are
