@@ -957,7 +957,7 @@ function sectionText(
     '',
     '`npm run bench -- cost-curve` (issue #20 item 4) — how the cost of musubi on its SQLite store grows with',
     'the amount of work, on the options a user gets by default (WAL, `synchronous = normal`, group commit of',
-    'at most 512 operations per transaction, the newest 100,000 events kept, pruned every 1,000 appends;',
+    'at most 512 operations per transaction, the newest 100,000 events kept, pruned every 100 appends;',
     'acked messages are deleted at once). Every table ends with `cost x`: time per message (or latency) at',
     'that size over the smallest size, and a verdict computed from the numbers: **flat** when the largest',
     `size costs at most ${FLAT_RATIO}x both the smallest and the smallest non-zero size (**a step** when only the`,
