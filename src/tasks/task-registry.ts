@@ -37,7 +37,6 @@ import { TaskSweeper, type SweepResult } from './task-sweeper.js';
 export type { TaskFilter } from './task-rows.js';
 export { DEFERRED_TIMEOUT_ERROR, type SweepResult } from './task-sweeper.js';
 
-
 /** Why a task's row watch stopped (an abort reason that costs no stack trace). */
 const WATCH_STOPPED = 'task watch stopped';
 /** Default retention of terminal tasks (N.E.K.O. `TASK_REGISTRY_CLEANUP_TTL`). */

@@ -1,6 +1,6 @@
 import { priorityRank, type Envelope } from '../../core/envelope.js';
 import { formatDeliveryId } from '../delivery-id.js';
-import { BinaryHeap } from '../memory/binary-heap.js';
+import { IndexedHeap, type HeapSlot } from '../indexed-heap.js';
 import type { DeadLetter, Delivery, MailboxCounts, MessageState, StoredMessage } from '../store.js';
 import type { MessageRecord } from './journal-record.js';
 
@@ -14,24 +14,29 @@ export interface MessageEntry {
   readonly record: MessageRecord;
 }
 
-interface HeapItem {
+/** A live entry's place in one of the two heaps. */
+interface HeapItem extends HeapSlot {
   readonly entry: MessageEntry;
   readonly at: number;
+  readonly isWaiting: boolean;
 }
 
 /**
  * One mailbox of the journal view. Live messages sit in a heap ordered by (priority, position) when
- * claimable and in a heap ordered by availability time when leased or delayed, moving over lazily, as
- * in the memory store; a heap item is stale once its entry was replaced. Dead letters are kept apart.
+ * claimable and in a heap ordered by availability time when leased or delayed, moved over when a claim
+ * finds them due, as in the memory store. Replacing an entry takes its old one out of its heap, so
+ * nothing stale stays behind. Dead letters are kept apart.
  */
 export class MailboxView {
   readonly name: string;
   readonly #live = new Map<string, MessageEntry>();
   readonly #dead = new Map<string, MessageEntry>();
-  readonly #ready = new BinaryHeap<HeapItem>(
+  /** The heap item of each live entry that is in line (not taken by {@link MailboxView.takeNext}). */
+  readonly #placed = new Map<string, HeapItem>();
+  readonly #ready = new IndexedHeap<HeapItem>(
     (a, b) => a.entry.rank - b.entry.rank || a.entry.position - b.entry.position,
   );
-  readonly #waiting = new BinaryHeap<HeapItem>((a, b) => a.at - b.at || a.entry.position - b.entry.position);
+  readonly #waiting = new IndexedHeap<HeapItem>((a, b) => a.at - b.at || a.entry.position - b.entry.position);
 
   constructor(name: string) {
     this.name = name;
@@ -50,6 +55,7 @@ export class MailboxView {
   set(envelopeId: string, entry: MessageEntry | null, now: number): void {
     this.#live.delete(envelopeId);
     this.#dead.delete(envelopeId);
+    this.#unplace(envelopeId);
     if (entry === null) return;
     if (entry.record.op === 'dead') {
       this.#dead.set(envelopeId, entry);
@@ -65,24 +71,20 @@ export class MailboxView {
    */
   takeNext(now: number): MessageEntry | null {
     this.#promoteDue(now);
-    for (let item = this.#ready.pop(); item !== undefined; item = this.#ready.pop()) {
-      if (this.#isCurrent(item.entry)) return item.entry;
-    }
-    return null;
+    const item = this.#ready.pop();
+    if (item === undefined) return null;
+    this.#placed.delete(item.entry.record.envelope.id);
+    return item.entry;
   }
 
   /** Puts a taken entry back in line unless a newer record replaced it meanwhile. */
   putBack(entry: MessageEntry, now: number): void {
-    if (this.#isCurrent(entry)) this.#place(entry, now);
+    if (this.#isCurrent(entry) && !this.#placed.has(entry.record.envelope.id)) this.#place(entry, now);
   }
 
   /** When the earliest leased or delayed message becomes claimable (may be <= now), or null. */
   nextDueAt(): number | null {
-    for (let item = this.#waiting.peek(); item !== undefined; item = this.#waiting.peek()) {
-      if (this.#isCurrent(item.entry)) return item.at;
-      this.#waiting.pop();
-    }
-    return null;
+    return this.#waiting.peek()?.at ?? null;
   }
 
   /** Live messages in delivery order, nothing claimed. */
@@ -118,15 +120,25 @@ export class MailboxView {
 
   #place(entry: MessageEntry, now: number): void {
     const at = entry.record.availableAt;
-    if (entry.record.isLeased || at > now) this.#waiting.push({ entry, at });
-    else this.#ready.push({ entry, at });
+    const isWaiting = entry.record.isLeased || at > now;
+    const item: HeapItem = { entry, at, isWaiting, heapIndex: -1 };
+    this.#placed.set(entry.record.envelope.id, item);
+    (isWaiting ? this.#waiting : this.#ready).push(item);
+  }
+
+  #unplace(envelopeId: string): void {
+    const item = this.#placed.get(envelopeId);
+    if (item === undefined) return;
+    this.#placed.delete(envelopeId);
+    (item.isWaiting ? this.#waiting : this.#ready).remove(item);
   }
 
   #promoteDue(now: number): void {
-    for (let item = this.#waiting.peek(); item !== undefined; item = this.#waiting.peek()) {
-      if (this.#isCurrent(item.entry) && item.at > now) return;
+    for (let item = this.#waiting.peek(); item !== undefined && item.at <= now; item = this.#waiting.peek()) {
       this.#waiting.pop();
-      if (this.#isCurrent(item.entry)) this.#ready.push(item);
+      const ready: HeapItem = { entry: item.entry, at: item.at, isWaiting: false, heapIndex: -1 };
+      this.#placed.set(item.entry.record.envelope.id, ready);
+      this.#ready.push(ready);
     }
   }
 }
