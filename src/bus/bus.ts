@@ -4,6 +4,7 @@ import { MusubiError } from '../core/errors.js';
 import type { BusEvent, StoredEvent } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
+import { promiseTry } from '../core/promise-try.js';
 import { assertKvKey, assertMailboxName } from '../core/names.js';
 import { parseDeliveryId } from '../store/delivery-id.js';
 import type { DeadLetter, Delivery, KvWriteOptions, Store } from '../store/store.js';
@@ -56,6 +57,11 @@ export function createBus(options: CreateBusOptions): Bus {
   const assertOpen = (): void => {
     if (isClosed) throw new MusubiError('BUS_CLOSED', 'the bus is closed');
   };
+  /** The checked name of a mailbox a verb works on, once the bus is known to be open. */
+  const openMailbox = (name: string): string => {
+    assertOpen();
+    return assertMailboxName(name);
+  };
 
   const escalate = async (mailbox: string, envelope: Envelope, reason: string): Promise<void> => {
     log.warn(
@@ -83,8 +89,7 @@ export function createBus(options: CreateBusOptions): Bus {
   };
 
   const receive = async (mailboxName: string, opts: ReceiveOptions = {}): Promise<Delivery | null> => {
-    assertOpen();
-    const mailbox = assertMailboxName(mailboxName);
+    const mailbox = openMailbox(mailboxName);
     const timeoutMs = checkDuration('timeoutMs', opts.timeoutMs, DEFAULT_RECEIVE_TIMEOUT_MS);
     const leaseMs = checkDuration('leaseMs', opts.leaseMs, config.leaseMs);
     opts.signal?.throwIfAborted();
@@ -185,22 +190,19 @@ export function createBus(options: CreateBusOptions): Bus {
   };
 
   const envelopeDeps = { ids, clock };
-  // The hot verbs (send, take, peek, count) are plain functions that check their arguments, then hand
-  // back the store's promise: no async frame of their own. A failed check still rejects, never throws.
+  // The hot verbs (send, take, peek, count) check their arguments and hand back the store's promise
+  // (promiseTry): no async frame of their own. A failed check still rejects, never throws.
   const bus: Bus = {
     writesInOrder: store.writesInOrder,
     send(input): Promise<SendResult> {
-      let envelope: Envelope;
-      try {
+      return promiseTry(() => {
         assertOpen();
         // Name errors get their own code before the envelope schema sees them.
         assertMailboxName(input.to);
         assertMailboxName(input.from);
-        envelope = createEnvelope(input, envelopeDeps);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      return store.append(envelope.to, envelope).then((r) => ({ envelope, isDuplicate: r.isDuplicate }));
+        const envelope = createEnvelope(input, envelopeDeps);
+        return store.append(envelope.to, envelope).then((r) => ({ envelope, isDuplicate: r.isDuplicate }));
+      });
     },
     async broadcast(input, to): Promise<SendResult[]> {
       assertOpen();
@@ -222,17 +224,12 @@ export function createBus(options: CreateBusOptions): Bus {
       await store.ack(checkDeliveryId(deliveryId));
     },
     take(mailboxName, envelopeId): Promise<boolean> {
-      let mailbox: string;
-      try {
-        assertOpen();
-        mailbox = assertMailboxName(mailboxName);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      // An id the envelope schema would reject was never sent, so there is nothing to take.
-      if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId))
-        return Promise.resolve(false);
-      return store.take(mailbox, envelopeId);
+      return promiseTry(() => {
+        const mailbox = openMailbox(mailboxName);
+        // An id the envelope schema would reject was never sent, so there is nothing to take.
+        if (typeof envelopeId !== 'string' || !ENVELOPE_ID_PATTERN.test(envelopeId)) return false;
+        return store.take(mailbox, envelopeId);
+      });
     },
     nack,
     async extend(deliveryId, opts = {}): Promise<Delivery> {
@@ -247,28 +244,17 @@ export function createBus(options: CreateBusOptions): Bus {
       return letter;
     },
     peek(mailbox, opts) {
-      let name: string;
-      try {
-        assertOpen();
-        name = assertMailboxName(mailbox);
+      return promiseTry(() => {
+        const name = openMailbox(mailbox);
         const limit = opts?.limit;
         if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
           throw new MusubiError('USAGE_INVALID', `peek limit must be a non-negative integer, got ${limit}`);
         }
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      return store.peek(name, opts);
+        return store.peek(name, opts);
+      });
     },
     count(mailbox) {
-      let name: string;
-      try {
-        assertOpen();
-        name = assertMailboxName(mailbox);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      return store.count(name);
+      return promiseTry(() => store.count(openMailbox(mailbox)));
     },
     async listMailboxes() {
       assertOpen();
@@ -280,8 +266,7 @@ export function createBus(options: CreateBusOptions): Bus {
       return store.listDeadLetters(opts);
     },
     async consume(mailboxName, handler, consumeOptions) {
-      assertOpen();
-      const mailbox = assertMailboxName(mailboxName);
+      const mailbox = openMailbox(mailboxName);
       return consumeMailbox({ bus, clock, logger: log }, mailbox, handler, consumeOptions);
     },
     watchMail(mailboxName) {

@@ -2,6 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
 import type { BusEvent, StoredEvent } from '../../core/events.js';
+import { promiseTry } from '../../core/promise-try.js';
 import { AvailableListeners } from '../available-listeners.js';
 import type {
   AppendResult,
@@ -51,42 +52,33 @@ export class MemoryStore implements Store {
   }
 
   // The verbs on a message's path (append, peek, take, count, claim, ack) answer with a settled promise
-  // from a plain function: an async frame each would cost more than the work itself.
+  // (promiseTry): an async frame each would cost more than the work itself.
   append(mailbox: string, envelope: Envelope): Promise<AppendResult> {
-    try {
+    return promiseTry(() => {
       this.#assertOpen();
-      return Promise.resolve(this.#mailboxes.append(mailbox, envelope));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+      return this.#mailboxes.append(mailbox, envelope);
+    });
   }
 
   claim(mailbox: string, options: { readonly leaseMs: number }): Promise<Delivery | null> {
-    try {
+    return promiseTry(() => {
       this.#assertOpen();
-      return Promise.resolve(this.#mailboxes.claim(mailbox, options.leaseMs));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+      return this.#mailboxes.claim(mailbox, options.leaseMs);
+    });
   }
 
   ack(deliveryId: string): Promise<void> {
-    try {
+    return promiseTry(() => {
       this.#assertOpen();
       this.#mailboxes.ack(deliveryId);
-      return Promise.resolve();
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    });
   }
 
   take(mailbox: string, envelopeId: string): Promise<boolean> {
-    try {
+    return promiseTry(() => {
       this.#assertOpen();
-      return Promise.resolve(this.#mailboxes.take(mailbox, envelopeId));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+      return this.#mailboxes.take(mailbox, envelopeId);
+    });
   }
 
   async nack(deliveryId: string, options: { readonly delayMs: number }): Promise<void> {
@@ -105,21 +97,17 @@ export class MemoryStore implements Store {
   }
 
   peek(mailbox: string, options?: { readonly limit?: number }): Promise<StoredMessage[]> {
-    try {
+    return promiseTry(() => {
       this.#assertOpen();
-      return Promise.resolve(this.#mailboxes.peek(mailbox, options?.limit ?? Infinity));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+      return this.#mailboxes.peek(mailbox, options?.limit ?? Infinity);
+    });
   }
 
   count(mailbox: string): Promise<MailboxCounts> {
-    try {
+    return promiseTry(() => {
       this.#assertOpen();
-      return Promise.resolve(this.#mailboxes.count(mailbox));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+      return this.#mailboxes.count(mailbox);
+    });
   }
 
   async listMailboxes(): Promise<MailboxCounts[]> {
