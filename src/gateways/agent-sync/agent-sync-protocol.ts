@@ -13,14 +13,7 @@ import { ListenScheduler } from './listen-scheduler.js';
 import { Liveness } from './liveness.js';
 import * as mail from './mail-commands.js';
 import { renderItem, type MailItem, type RenderedItem } from './mail-item.js';
-import {
-  AddressBook,
-  knownAddress,
-  mailboxAddress,
-  stringAddress,
-  type KnownAddress,
-  type MailboxAddress,
-} from './mailbox-address.js';
+import { AddressBook, stringAddress, type KnownAddress, type MailboxAddress } from './mailbox-address.js';
 import { AgentSyncMailboxes } from './mailboxes.js';
 import { errorReply, okReply, unhashableReply } from './replies.js';
 import * as report from './report-commands.js';
@@ -233,7 +226,7 @@ export class AgentSyncProtocol {
     const cmd = request.get('cmd');
     if (cmd === 'listen') {
       const agent = valueOr(request, 'agent', '');
-      const known = typeof agent === 'string' ? this.#addresses.of(agent) : this.#knownAddress(agent);
+      const known = this.#addresses.lookup(agent);
       if ('unhashable' in known) return Promise.resolve(reply(unhashableReply(known.unhashable)));
       return this.#listens.listen(request, agent, known, signal);
     }
@@ -268,14 +261,8 @@ export class AgentSyncProtocol {
   }
 
   #keysOf(v: JsonValue): readonly string[] {
-    const known = typeof v === 'string' ? this.#addresses.of(v) : this.#knownAddress(v);
+    const known = this.#addresses.lookup(v);
     return 'unhashable' in known ? [] : known.keys;
-  }
-
-  /** The address of a name that is not a string (never remembered: such names are rare). */
-  #knownAddress(v: JsonValue): KnownAddress | { readonly unhashable: 'list' | 'dict' } {
-    const address = mailboxAddress(v);
-    return 'unhashable' in address ? address : knownAddress(address);
   }
 
   /**

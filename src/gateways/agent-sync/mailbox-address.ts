@@ -69,6 +69,16 @@ const MAX_KNOWN = 4_096;
 export class AddressBook {
   readonly #known = new Map<string, KnownAddress>();
 
+  /**
+   * The address of any name a request carries: a string through {@link AddressBook.of}, other values
+   * (rare) worked out each time; the unhashable type name for arrays and objects.
+   */
+  lookup(v: JsonValue): KnownAddress | { readonly unhashable: 'list' | 'dict' } {
+    if (typeof v === 'string') return this.of(v);
+    const address = mailboxAddress(v);
+    return 'unhashable' in address ? address : knownAddress(address);
+  }
+
   /** The address of `name` and its lock keys. */
   of(name: string): KnownAddress {
     let known = this.#known.get(name);

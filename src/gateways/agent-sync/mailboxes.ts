@@ -7,12 +7,7 @@ import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import { type MailItem, type RenderedItem, envelopeItem, itemEnvelope } from './mail-item.js';
 import type { MailboxAddress } from './mailbox-address.js';
-import {
-  LISTEN_REPLY_OVERHEAD_BYTES,
-  MAX_PAGED_REPLY_BYTES,
-  type Reservation,
-  takeWithinBudget,
-} from './reservation.js';
+import { ReplyBudget, type Reservation, takeWithinBudget } from './reservation.js';
 
 const knownSchema = z.array(z.string());
 
@@ -226,18 +221,16 @@ export class BusMailboxes {
     peeked: readonly StoredMessage[],
   ): { ids: string[]; items: RenderedItem[]; isFull: boolean } {
     const reserved = this.#reserved.get(mailbox);
+    const budget = new ReplyBudget();
     const ids: string[] = [];
     const items: RenderedItem[] = [];
-    let used = LISTEN_REPLY_OVERHEAD_BYTES;
     for (const message of peeked) {
       const id = message.envelope.id;
       if (message.state !== 'ready' || reserved?.has(id) === true) continue;
       const item = this.#rendered.get(id) ?? envelopeItem(message.envelope);
-      const cost = item.bytes + (items.length > 0 ? 2 : 0);
-      if (items.length > 0 && used + cost > MAX_PAGED_REPLY_BYTES) return { ids, items, isFull: true };
+      if (!budget.take(item.bytes)) return { ids, items, isFull: true };
       ids.push(id);
       items.push(item);
-      used += cost;
     }
     return { ids, items, isFull: false };
   }

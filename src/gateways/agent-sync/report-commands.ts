@@ -4,7 +4,7 @@ import { pyStr } from '../../core/python/repr.js';
 import type { RoundsState } from '../../teams/rounds/rounds-state.js';
 import type { CommandContext, CommandHandler } from './command-context.js';
 import { seconds } from './mail-item.js';
-import { MAX_PAGED_REPLY_BYTES } from './reservation.js';
+import { ReplyBudget } from './reservation.js';
 import { WireErrors, errorReply, okReply } from './replies.js';
 
 /** The original clients read at most 64 KiB per line: a status line (with `\n`) stays below that. */
@@ -95,15 +95,13 @@ export const getDiscussion: CommandHandler = async (request, ctx) => {
   const entries = wanted === undefined ? all : all.filter((e) => e.round === wanted);
   const total = entries.length;
   const head = `{"ok": true, "discussion": [], "total": ${total}, "next_offset": }\n`;
-  let used = Buffer.byteLength(head) + Math.max(4, String(total).length);
+  const budget = new ReplyBudget(Buffer.byteLength(head) + Math.max(4, String(total).length));
   const page: RawJson[] = [];
   let index = offset;
   while (index < total && page.length < limit) {
     const label = entries[index]?.label ?? '';
-    const cost = Buffer.byteLength(label, 'utf8') + (page.length > 0 ? 2 : 0);
-    if (page.length > 0 && used + cost > MAX_PAGED_REPLY_BYTES) break;
+    if (!budget.take(Buffer.byteLength(label, 'utf8'))) break;
     page.push(new RawJson(label));
-    used += cost;
     index++;
   }
   return okReply({ discussion: page, total, next_offset: index < total ? index : null });

@@ -28,17 +28,36 @@ export const LISTEN_REPLY_OVERHEAD_BYTES = 47;
 export const MAX_PAGED_REPLY_BYTES = 61_440;
 
 /**
- * Picks items from the head while the listen reply stays within budget: always at least one (every item
- * is at most 61,000 bytes, so one always fits), `", "` between items.
+ * What one paged reply (a listen's messages, a page of the discussion) has left to spend on items, in
+ * bytes: always at least one item (every item is at most 61,000 bytes, so one always fits), `", "`
+ * between items, at most {@link MAX_PAGED_REPLY_BYTES} in all.
  */
+export class ReplyBudget {
+  #used: number;
+  #count = 0;
+
+  /** `overheadBytes`: what the reply spends besides its items (a listen reply's by default). */
+  constructor(overheadBytes = LISTEN_REPLY_OVERHEAD_BYTES) {
+    this.#used = overheadBytes;
+  }
+
+  /** Spends an item of `bytes` and returns true; false (nothing spent) when the reply has no room for it. */
+  take(bytes: number): boolean {
+    const cost = bytes + (this.#count > 0 ? 2 : 0);
+    if (this.#count > 0 && this.#used + cost > MAX_PAGED_REPLY_BYTES) return false;
+    this.#count++;
+    this.#used += cost;
+    return true;
+  }
+}
+
+/** Picks items from the head while the listen reply stays within budget (see {@link ReplyBudget}). */
 export function takeWithinBudget<T extends { readonly item: RenderedItem }>(candidates: readonly T[]): T[] {
+  const budget = new ReplyBudget();
   const taken: T[] = [];
-  let used = LISTEN_REPLY_OVERHEAD_BYTES;
   for (const c of candidates) {
-    const cost = c.item.bytes + (taken.length > 0 ? 2 : 0);
-    if (taken.length > 0 && used + cost > MAX_PAGED_REPLY_BYTES) break;
+    if (!budget.take(c.item.bytes)) break;
     taken.push(c);
-    used += cost;
   }
   return taken;
 }
