@@ -51,4 +51,16 @@ describe('MemoryEventLog', () => {
     expect(read.at(-1)).toMatchObject({ cursor: 6_000, messageId: 'm5999' });
     expect(log.read(5_990, 3).map((e) => e.cursor)).toEqual([5_991, 5_992, 5_993]);
   });
+
+  it('leaves the log as it was when a caller event cannot be copied', () => {
+    const log = new MemoryEventLog({ clock: new FakeClock(), retention: 10 });
+    log.record(EventKind.acked, 'bob', 'm');
+    expect(() => log.append({ type: 'agent.beat', data: { run: () => 1 } } as never)).toThrow();
+    expect(log.lastCursor()).toBe(1);
+    log.record(EventKind.acked, 'bob', 'n');
+    expect(log.read(0, 10).map((e) => [e.cursor, e.type])).toEqual([
+      [1, 'message.acked'],
+      [2, 'message.acked'],
+    ]);
+  });
 });

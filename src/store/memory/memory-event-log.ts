@@ -57,30 +57,16 @@ export class MemoryEventLog {
 
   /** Appends a caller's event: copied once (the caller keeps its object), then frozen. */
   append(event: BusEvent): StoredEvent {
-    const cursor = this.#next();
-    const slot = cursor % this.#capacity;
-    const at = this.#clock.now();
-    // Object.assign, not `{ ...event, cursor, at }`: V8 takes a slow path when a spread clone gains keys.
-    const stored = deepFreeze(Object.assign(structuredClone(event), { cursor, at })) as StoredEvent;
-    this.#kinds[slot] = Kind.stored;
-    this.#at[slot] = at;
-    this.#refs[slot] = stored;
-    this.#mailboxes[slot] = undefined;
-    this.#ids[slot] = undefined;
-    this.#changes.notify();
-    return stored;
+    // Copied before it takes a cursor: an event that cannot be copied leaves the log as it was.
+    return this.#keep(structuredClone(event));
   }
 
   /** Records `message.sent` of `envelope` (frozen, the store's own) put into `mailbox`. */
   sent(mailbox: string, envelope: Envelope): void {
-    if (envelope.body.length <= SENT_BODY_CHARS) {
+    if (envelope.body.length <= SENT_BODY_CHARS)
       this.#record(Kind.sent, mailbox, envelope.id, 0, 0, envelope);
-      return;
-    }
     // The event keeps only the head of a long body: keep that copy, not the whole envelope.
-    const cursor = this.#last + 1;
-    const event = Object.assign(sentEvent(mailbox, envelope), { cursor, at: this.#clock.now() });
-    this.#record(Kind.stored, mailbox, envelope.id, 0, 0, Object.freeze(event));
+    else this.#keep(sentEvent(mailbox, envelope));
   }
 
   /**
@@ -121,6 +107,22 @@ export class MemoryEventLog {
   /** Wakes followers so they can notice the store closed. */
   wake(): void {
     this.#changes.notify();
+  }
+
+  /** Keeps `event` (an object of the log's own) whole: stamped with the next cursor and the time, frozen. */
+  #keep(event: BusEvent): StoredEvent {
+    const cursor = this.#next();
+    const slot = cursor % this.#capacity;
+    const at = this.#clock.now();
+    // Object.assign, not `{ ...event, cursor, at }`: V8 takes a slow path when a spread clone gains keys.
+    const stored = deepFreeze(Object.assign(event, { cursor, at })) as StoredEvent;
+    this.#kinds[slot] = Kind.stored;
+    this.#at[slot] = at;
+    this.#refs[slot] = stored;
+    this.#mailboxes[slot] = undefined;
+    this.#ids[slot] = undefined;
+    this.#changes.notify();
+    return stored;
   }
 
   #record(kind: Kind, mailbox: string, messageId: string, first: number, second: number, ref: unknown): void {

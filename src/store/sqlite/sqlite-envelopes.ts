@@ -7,7 +7,7 @@ import { decodeEnvelope } from './sqlite-rows.js';
 
 /**
  * Where a message row's envelope comes from: the row's own `envelope` text when it has one, else the
- * `message.sent` (or requeued) event at cursor `seq`, through the {@link EnvelopeCache} either way.
+ * `message.sent` event at cursor `seq`, through the {@link EnvelopeCache} either way.
  */
 export class SqliteEnvelopes {
   readonly #cache: EnvelopeCache;

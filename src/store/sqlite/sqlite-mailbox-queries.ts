@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { MusubiError, isMusubiError } from '../../core/errors.js';
 import type { Envelope } from '../../core/envelope.js';
 import type { DeadLetter, MailboxCounts, MessageState, StoredMessage } from '../store.js';
+import { frozenCopy } from './envelope-cache.js';
 import type { SqliteEnvelopes } from './sqlite-envelopes.js';
 import type { SqliteMessages } from './sqlite-messages.js';
 import { MAX_MIRRORED_ROWS, SqliteMirror, type LiveRow, type MailboxRows } from './sqlite-mirror.js';
@@ -86,10 +87,6 @@ export class SqliteMailboxQueries {
     );
   }
 
-  /**
-   * Live messages in delivery order, `limit` < 0 meaning all: the first `limit` ready rows and the first
-   * `limit` waiting rows (each range read in order straight off the table) merged by (priority, seq).
-   */
   /** The mirror of the mailboxes read (this connection's writes keep it in step after each commit). */
   get mirror(): SqliteMirror {
     return this.#mirror;
@@ -105,21 +102,19 @@ export class SqliteMailboxQueries {
     return this.#hasClaimable.get(mailbox, mailbox, now) === 1;
   }
 
+  /**
+   * Live messages in delivery order, `limit` < 0 meaning all: from the mirror, or the first `limit` ready
+   * rows and the first `limit` waiting rows (each range read in order straight off the table) merged by
+   * (priority, seq).
+   */
   peek(mailbox: string, limit: number, now: number): StoredMessage[] {
     const box = this.#mirror.mailbox(mailbox);
     if (box !== undefined) return box.live.peek(now, limit < 0 ? Infinity : limit);
     const where = `messages ${mailbox}`;
     const [ready, waiting] = this.#peekStatements(limit);
-    const rows = ready.all(mailbox);
-    const more = waiting.all(mailbox);
-    if (more.length > 0) {
-      rows.push(...more);
-      const key = (row: unknown): PeekRow => parseRow(peekRow, row, where);
-      rows.sort((a, b) => key(a).priority - key(b).priority || key(a).seq - key(b).seq);
-      if (limit >= 0) rows.length = Math.min(rows.length, limit);
-    }
-    return rows.map((row) => {
-      const r = parseRow(peekRow, row, where);
+    const rows = inDeliveryOrder(ready.all(mailbox), waiting.all(mailbox), where);
+    if (limit >= 0 && rows.length > limit) rows.length = limit;
+    return rows.map((r) => {
       const state: MessageState = r.available_at <= now ? 'ready' : r.is_leased === 1 ? 'leased' : 'delayed';
       const envelope = this.#envelopes.of(r.seq, r.envelope, r.attempt, where, true);
       return { mailbox, seq: r.seq, envelope, state, availableAt: r.available_at };
@@ -173,31 +168,25 @@ export class SqliteMailboxQueries {
     const waitingRows = waiting.all(mailbox);
     if (readyRows.length + waitingRows.length > limit) return null;
     const live: LiveRow[] = [];
-    for (const [rows, isWaiting] of [
-      [readyRows, false],
-      [waitingRows, true],
-    ] as const) {
-      for (const row of rows) {
-        const r = parseRow(peekRow, row, where);
-        let envelope: Envelope;
-        try {
-          envelope = frozen(this.#envelopes.of(r.seq, r.envelope, 0, where, true));
-        } catch (err) {
-          if (isMusubiError(err, 'STORE_CORRUPT')) return 'corrupt';
-          throw err;
-        }
-        live.push({
-          seq: r.seq,
-          priority: r.priority,
-          envelope,
-          attempt: r.attempt,
-          isLeased: r.is_leased === 1,
-          availableAt: r.available_at,
-          isWaiting,
-        });
+    for (const r of inDeliveryOrder(readyRows, waitingRows, where)) {
+      let envelope: Envelope;
+      try {
+        envelope = frozen(this.#envelopes.of(r.seq, r.envelope, 0, where, true));
+      } catch (err) {
+        if (isMusubiError(err, 'STORE_CORRUPT')) return 'corrupt';
+        throw err;
       }
+      live.push({
+        seq: r.seq,
+        priority: r.priority,
+        envelope,
+        attempt: r.attempt,
+        isLeased: r.is_leased === 1,
+        availableAt: r.available_at,
+        // Only a claim moves a row of state 1 back, however its time compares to now.
+        isWaiting: r.state === 1,
+      });
     }
-    live.sort((a, b) => a.priority - b.priority || a.seq - b.seq);
     const deadLetters = Number(this.#deadCount.get(mailbox) ?? 0);
     return { live, deadLetters };
   }
@@ -211,6 +200,23 @@ export class SqliteMailboxQueries {
 
 /** `envelope` frozen (headers too), as mirrored records hand it out. */
 function frozen(envelope: Envelope): Envelope {
-  if (Object.isFrozen(envelope)) return envelope;
-  return Object.freeze({ ...envelope, headers: Object.freeze({ ...envelope.headers }) });
+  return Object.isFrozen(envelope) ? envelope : frozenCopy(envelope);
+}
+
+/** A peek row with the state of the range it came from. */
+type RangeRow = PeekRow & { readonly state: 0 | 1 };
+
+/** The ready rows and the waiting rows of one mailbox (each in order), parsed and merged by (priority, seq). */
+function inDeliveryOrder(ready: unknown[], waiting: unknown[], where: string): RangeRow[] {
+  const rows = ready.map((row) => rangeRow(row, 0, where));
+  if (waiting.length === 0) return rows;
+  for (const row of waiting) rows.push(rangeRow(row, 1, where));
+  return rows.sort((a, b) => a.priority - b.priority || a.seq - b.seq);
+}
+
+function rangeRow(row: unknown, state: 0 | 1, where: string): RangeRow {
+  // The parsed row is a fresh object of our own: tagged in place rather than copied.
+  const parsed: PeekRow & { state?: 0 | 1 } = parseRow(peekRow, row, where);
+  parsed.state = state;
+  return parsed as RangeRow;
 }

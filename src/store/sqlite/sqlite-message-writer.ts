@@ -175,7 +175,7 @@ export class SqliteMessageWriter {
       ({ now, letters }) => {
         for (const { letter, seq } of letters) {
           this.#mirror.letterGone(letter.mailbox);
-          const stored = this.#envelopes.remember(seq, { ...letter.envelope, attempt: 0 }, false);
+          const stored = this.#envelopes.remember(seq, letter.envelope, false);
           this.#mirror.appended(letter.mailbox, seq, stored, now);
         }
       },

@@ -174,23 +174,21 @@ export class SqliteMessages {
     });
   }
 
-  /** Removes message `id` of `mailbox` if claimable at `now`; false when there is none such. */
   /**
    * Removes message `id` of `mailbox` if claimable at `now`; false when there is none such. `at`, the
    * row's place as the mirror last saw it, lets the delete go by primary key; a stale one deletes
    * nothing and the delete goes through `messages_key` after all.
    */
   take(mailbox: string, id: string, now: number, at?: RowPlace): boolean {
-    const isTaken =
-      at !== undefined && this.#takeAt.run(mailbox, at.state, at.priority, at.seq, id, now).changes === 1;
-    const seq = isTaken ? at.seq : this.#take.get(mailbox, id, now);
-    if (seq === undefined) return false;
-    this.#gone(
-      mailbox,
-      id,
-      typeof seq === 'number' ? seq : parseRow(seqRow, seq, `messages ${mailbox}`).seq,
-      now,
-    );
+    let seq: number;
+    if (at !== undefined && this.#takeAt.run(mailbox, at.state, at.priority, at.seq, id, now).changes === 1) {
+      seq = at.seq;
+    } else {
+      const row = this.#take.get(mailbox, id, now);
+      if (row === undefined) return false;
+      seq = parseRow(seqRow, row, `messages ${mailbox}`).seq;
+    }
+    this.#gone(mailbox, id, seq, now);
     return true;
   }
 

@@ -13,10 +13,10 @@ import { MusubiError } from '../../core/errors.js';
  *
  * Since version 3 the messages table is clustered by (mailbox, state, priority, seq): the ready rows of
  * a mailbox lie together in delivery order, so a claim or a peek reads them straight off the table, and
- * a send or a take touches the table and one index (`messages_key`). A row's envelope is the JSON of the
- * event at cursor `seq` (a `message.sent` or `message.requeued` event of kind 1, see EventKind) unless
- * the row holds it in `envelope` itself (bodies longer than the sent event keeps, rows written before
- * version 3, requeued dead letters).
+ * a send or a take touches the table and one index (`messages_key`). A row's envelope is the JSON of its
+ * `message.sent` event (kind 1, see EventKind) at cursor `seq`, unless the row holds it in `envelope`
+ * itself (bodies longer than the sent event keeps, rows written before version 3, requeued dead letters,
+ * whose `seq` is the cursor of their `message.requeued` event).
  *
  * No table uses AUTOINCREMENT (it costs a write to sqlite_sequence in every transaction). `events.cursor`
  * and `kv_log.revision` are rowids, and those logs are only ever pruned from the oldest end, so the newest
