@@ -20,7 +20,9 @@ import {
 
 const CONNECTIONS = 32;
 const WARMUP_MS = 1_000;
-const MEASURE_MS = 5_000;
+const MEASURE_MS = 3_000;
+/** Interleaved rounds of the full run (see interleaved). */
+const ROUNDS = 3;
 const IDLE_LISTENERS = 1_000;
 /** Per-request work of the calibration rows (an echo that spins this long before each reply). */
 const CALIBRATION_WORK_US = [5, 10, 20];
@@ -394,19 +396,29 @@ async function idleListeners(): Promise<BenchRow> {
   };
 }
 
+type PairsRow = Awaited<ReturnType<typeof pairs>>;
+type Kind = readonly [kind: string, label: string];
+
+const ECHO: Kind = ['echo', 'bare Node NDJSON echo'];
+const MAIN_KINDS: readonly Kind[] = [
+  ['sqlite', 'agent-sync gateway, SQLite store'],
+  ['memory', 'agent-sync gateway, memory store'],
+  ['sqlite-raw', 'raw better-sqlite3, same state changes and batching'],
+  ['sqlite-schema', "bare SQL of musubi's schema, same batching"],
+];
+// Calibration: what the same echo reaches once it has a fixed amount of work per request to do.
+const CALIBRATION_KINDS: readonly Kind[] = CALIBRATION_WORK_US.map((us) => [
+  `echo-work-${us}`,
+  `echo + ${us} µs of CPU work per request`,
+]);
+
 /**
  * `AGENT_SYNC_QUICK=1`: echo, SQLite, memory and both SQL calibrations, pinned when it can, printed only
  * (for iterating on the hot path). `AGENT_SYNC_QUICK=memory,sqlite` runs the echo and just those.
  */
 async function quick(choice: string): Promise<void> {
   if (canPin) pinSelf(CLIENT_CPU);
-  const kinds = [
-    ['echo', 'bare Node NDJSON echo'],
-    ['sqlite', 'agent-sync gateway, SQLite store'],
-    ['memory', 'agent-sync gateway, memory store'],
-    ['sqlite-raw', 'raw better-sqlite3, same state changes and batching'],
-    ['sqlite-schema', "bare SQL of musubi's schema, same batching"],
-  ] as const;
+  const kinds = [ECHO, ...MAIN_KINDS];
   const chosen = choice === '1' ? undefined : new Set(['echo', ...choice.split(',')]);
   const rows = [];
   for (const [kind, label] of kinds) {
@@ -423,54 +435,61 @@ async function quick(choice: string): Promise<void> {
   );
 }
 
+/**
+ * Runs `kinds` in ROUNDS interleaved rounds, each round starting with its own echo, and gives each
+ * implementation one row: its median round (by ratio to that round's echo), with the lowest and highest
+ * ratio of all rounds beside it. On a shared VM the machine's speed drifts within minutes (CPU steal);
+ * a ratio taken against the echo of the same round, moments apart, compares the rows under the same
+ * conditions, and the median over rounds keeps one slow moment from deciding a row.
+ */
+async function interleaved(kinds: readonly Kind[], isPinned: boolean): Promise<BenchRow[]> {
+  const rounds: { echo: PairsRow; rows: PairsRow[] }[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const echo = await pairs(ECHO[0], ECHO[1], isPinned);
+    const rows = [];
+    for (const [kind, label] of kinds) rows.push(await pairs(kind, label, isPinned));
+    rounds.push({ echo, rows });
+  }
+  const summarize = (of: (round: (typeof rounds)[number]) => PairsRow): BenchRow => {
+    const ranked = rounds
+      .map((round) => {
+        const row = of(round);
+        return { row, ratio: row.pairsPerS / round.echo.pairsPerS, p99Ratio: row.p99 / round.echo.p99 };
+      })
+      .sort((a, b) => a.ratio - b.ratio);
+    const median = ranked[Math.floor(ranked.length / 2)] ?? ranked[0];
+    if (median === undefined) throw new Error('no rounds ran');
+    const { pairsPerS: _pairs, p99: _p99, ...row } = median.row;
+    const low = ranked[0]?.ratio ?? Number.NaN;
+    const high = ranked[ranked.length - 1]?.ratio ?? Number.NaN;
+    return {
+      ...row,
+      'p99 / echo p99': median.p99Ratio,
+      ratio: median.ratio,
+      'ratio, all rounds': `${low.toFixed(3)}-${high.toFixed(3)}`,
+    };
+  };
+  return [
+    summarize((round) => round.echo),
+    ...kinds.map((_, i) => summarize((round) => round.rows[i] ?? round.echo)),
+  ];
+}
+
 async function main(): Promise<void> {
   const quickChoice = process.env.AGENT_SYNC_QUICK;
   if (quickChoice !== undefined && quickChoice !== '') return quick(quickChoice);
-  // Echo runs first and last; the better of the two is the reference (the machine may be shared).
-  const echoBefore = await pairs('echo', 'bare Node NDJSON echo');
-  const sqlite = await pairs('sqlite', 'agent-sync gateway, SQLite store');
-  const memory = await pairs('memory', 'agent-sync gateway, memory store');
-  // Calibration: what the same echo reaches once it has a fixed amount of work per request to do.
-  const calibration = [];
-  for (const us of CALIBRATION_WORK_US) {
-    calibration.push(await pairs(`echo-work-${us}`, `echo + ${us} µs of CPU work per request`));
-  }
-  const raw = await pairs('sqlite-raw', 'raw better-sqlite3, same state changes and batching');
-  const schema = await pairs('sqlite-schema', "bare SQL of musubi's schema, same batching");
-  const echoAfter = await pairs('echo', 'bare Node NDJSON echo');
-  const echo = echoAfter.pairsPerS > echoBefore.pairsPerS ? echoAfter : echoBefore;
-  const rows = [echo, sqlite, memory, raw, schema, ...calibration].map(({ pairsPerS, p99, ...row }) => ({
-    ...row,
-    'p99 / echo p99': p99 / echo.p99,
-    ratio: pairsPerS / echo.pairsPerS,
-  }));
   let pairsTable = printTable(
-    `send + listen pairs, ${CONNECTIONS} connections, ${MEASURE_MS / 1000} s, unpinned`,
-    rows,
+    `send + listen pairs, ${CONNECTIONS} connections, ${MEASURE_MS / 1000} s per row, unpinned, median of ${ROUNDS} interleaved rounds`,
+    await interleaved([...MAIN_KINDS, ...CALIBRATION_KINDS], false),
   );
   if (canPin) {
     // Pinned: pairs/s then measures the server's CPU per pair on one core, whatever the client costs.
     pinSelf(CLIENT_CPU);
-    const pinned = [];
-    for (const [kind, label] of [
-      ['echo', 'bare Node NDJSON echo'],
-      ['sqlite', 'agent-sync gateway, SQLite store'],
-      ['memory', 'agent-sync gateway, memory store'],
-      ['sqlite-raw', 'raw better-sqlite3, same state changes and batching'],
-      ['sqlite-schema', "bare SQL of musubi's schema, same batching"],
-    ] as const) {
-      pinned.push(await pairs(kind, label, true));
-    }
+    const pinned = await interleaved(MAIN_KINDS, true);
     pinSelf('0-1023');
-    const pinnedEcho = pinned[0] ?? echo;
-    const pinnedRows = pinned.map(({ pairsPerS, p99, ...row }) => ({
-      ...row,
-      'p99 / echo p99': p99 / pinnedEcho.p99,
-      ratio: pairsPerS / pinnedEcho.pairsPerS,
-    }));
     pairsTable += `\n${printTable(
-      `send + listen pairs, pinned: server on CPU ${SERVER_CPU}, client on CPU ${CLIENT_CPU}`,
-      pinnedRows,
+      `send + listen pairs, pinned: server on CPU ${SERVER_CPU}, client on CPU ${CLIENT_CPU}, median of ${ROUNDS} interleaved rounds`,
+      pinned,
     )}`;
   } else console.log('pinned mode skipped: taskset or a second CPU is missing');
   const idleTable = printTable(`${IDLE_LISTENERS} idle listens`, [await idleListeners()]);
