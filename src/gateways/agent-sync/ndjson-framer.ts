@@ -26,7 +26,8 @@ export class NdjsonFramer {
     while (!this.#isOverflowed) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl < 0) {
-        this.#keep(chunk.subarray(start));
+        // A chunk that ended with its last line (the usual case) leaves nothing: no empty view.
+        if (start < chunk.length) this.#keep(chunk.subarray(start));
         break;
       }
       const length = nl - start;
@@ -54,7 +55,6 @@ export class NdjsonFramer {
   }
 
   #keep(part: Buffer): void {
-    if (part.length === 0) return;
     this.#pending.push(part);
     this.#pendingBytes += part.length;
   }
