@@ -9,11 +9,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   LineConnection,
+  machineCpuTicks,
   machineLine,
   percentile,
   printTable,
   processCpuMs,
   processMemoryMiB,
+  stealPercentSince,
   writeResultsSection,
   type BenchRow,
 } from './bench-kit.js';
@@ -23,6 +25,10 @@ const WARMUP_MS = 1_000;
 const MEASURE_MS = 3_000;
 /** Interleaved rounds of the full run (see interleaved). */
 const ROUNDS = 3;
+/** A measurement during which the host stole more than this share of the CPU is taken again... */
+const STEAL_RETRY_PERCENT = 5;
+/** ...at most this many times. */
+const STEAL_RETRIES = 2;
 const IDLE_LISTENERS = 1_000;
 /** Per-request work of the calibration rows (an echo that spins this long before each reply). */
 const CALIBRATION_WORK_US = [5, 10, 20];
@@ -199,6 +205,38 @@ async function serveSchemaSqlite(dir: string): Promise<number> {
   });
 }
 
+/**
+ * The gateway's connection layer alone: each connection is the gateway's own AgentSyncConnection
+ * (framing, UTF-8 check, parseJson, the listen's loop turn, one write per reply) over a core that
+ * answers at once, a send with `{"ok": true}` and a listen with one message of the size the real one
+ * hands out. Between the echo and the memory row, it splits what the gateway costs into the connection
+ * layer and the core (protocol, bus, store).
+ */
+async function serveConnectionOnly(): Promise<number> {
+  const [{ AgentSyncConnection, LoopTurns }, { createSilentLogger }] = await Promise.all([
+    import('../src/gateways/agent-sync/agent-sync-connection.js'),
+    import('../src/core/logger.js'),
+  ]);
+  type Core = ConstructorParameters<typeof AgentSyncConnection>[0]['core'];
+  const item = `{"from": "bench-00", "type": "message", "text": "hello from the benchmark", "ts": ${Date.now() / 1000}}`;
+  const sent = { kind: 'reply', text: '{"ok": true}', reservation: null } as const;
+  const listened = { kind: 'reply', text: `{"messages": [${item}]}`, reservation: null } as const;
+  // Only the two methods a connection calls; the cast stands in for the whole protocol.
+  const core = {
+    execute: (request: ReadonlyMap<string, unknown>) =>
+      Promise.resolve(request.get('cmd') === 'listen' ? listened : sent),
+    settle: () => Promise.resolve(),
+  } as unknown as Awaited<Core>;
+  const turns = new LoopTurns();
+  const logger = createSilentLogger();
+  const server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+    new AgentSyncConnection({ socket, core: Promise.resolve(core), logger, turns });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return address !== null && typeof address === 'object' ? address.port : 0;
+}
+
 async function serveGateway(kind: string, dir: string): Promise<number> {
   const [{ createBus }, { createSystemClock }, { createIdGenerator }, { createSilentLogger }, gatewayModule] =
     await Promise.all([
@@ -322,9 +360,11 @@ async function pairs(
   let count = 0;
   const stopAt = performance.now() + WARMUP_MS + MEASURE_MS;
   let cpuAtStart = 0;
+  let machineAtStart = machineCpuTicks();
   setTimeout(() => {
     isMeasuring = true;
     cpuAtStart = processCpuMs(child.pid ?? 0);
+    machineAtStart = machineCpuTicks();
   }, WARMUP_MS);
   await Promise.all(
     conns.map(async (conn, i) => {
@@ -345,6 +385,7 @@ async function pairs(
     }),
   );
   const serverCpuMs = processCpuMs(child.pid ?? 0) - cpuAtStart;
+  const steal = stealPercentSince(machineAtStart);
   const peak = processMemoryMiB(child.pid ?? 0, 'VmHWM');
   for (const conn of conns) conn.close();
   child.stdin?.end();
@@ -360,6 +401,7 @@ async function pairs(
     'peak RSS MiB': peak,
     // Server CPU per pair barely depends on what else runs on the machine, unlike pairs/s.
     'server CPU µs/pair': Math.round((serverCpuMs * 1000) / Math.max(1, count)),
+    'steal %': Math.round(steal),
     pairsPerS,
     p99,
   };
@@ -405,6 +447,7 @@ const MAIN_KINDS: readonly Kind[] = [
   ['memory', 'agent-sync gateway, memory store'],
   ['sqlite-raw', 'raw better-sqlite3, same state changes and batching'],
   ['sqlite-schema', "bare SQL of musubi's schema, same batching"],
+  ['connection', "the gateway's connection layer over a core that answers at once"],
 ];
 // Calibration: what the same echo reaches once it has a fixed amount of work per request to do.
 const CALIBRATION_KINDS: readonly Kind[] = CALIBRATION_WORK_US.map((us) => [
@@ -445,9 +488,9 @@ async function quick(choice: string): Promise<void> {
 async function interleaved(kinds: readonly Kind[], isPinned: boolean): Promise<BenchRow[]> {
   const rounds: { echo: PairsRow; rows: PairsRow[] }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const echo = await pairs(ECHO[0], ECHO[1], isPinned);
+    const echo = await lowSteal(ECHO, isPinned);
     const rows = [];
-    for (const [kind, label] of kinds) rows.push(await pairs(kind, label, isPinned));
+    for (const kind of kinds) rows.push(await lowSteal(kind, isPinned));
     rounds.push({ echo, rows });
   }
   const summarize = (of: (round: (typeof rounds)[number]) => PairsRow): BenchRow => {
@@ -473,6 +516,19 @@ async function interleaved(kinds: readonly Kind[], isPinned: boolean): Promise<B
     summarize((round) => round.echo),
     ...kinds.map((_, i) => summarize((round) => round.rows[i] ?? round.echo)),
   ];
+}
+
+/**
+ * One measurement of `kind`, taken again (at most {@link STEAL_RETRIES} times) while the host steals
+ * more than {@link STEAL_RETRY_PERCENT} % of the machine's CPU; the one with the least steal is kept.
+ */
+async function lowSteal([kind, label]: Kind, isPinned: boolean): Promise<PairsRow> {
+  let best = await pairs(kind, label, isPinned);
+  for (let retry = 0; retry < STEAL_RETRIES && Number(best['steal %']) > STEAL_RETRY_PERCENT; retry++) {
+    const again = await pairs(kind, label, isPinned);
+    if (Number(again['steal %']) < Number(best['steal %'])) best = again;
+  }
+  return best;
 }
 
 async function main(): Promise<void> {
@@ -567,7 +623,9 @@ if (process.argv[2] === '--serve') {
         ? await serveRawSqlite(dir)
         : kind === 'sqlite-schema'
           ? await serveSchemaSqlite(dir)
-          : await serveGateway(kind, dir);
+          : kind === 'connection'
+            ? await serveConnectionOnly()
+            : await serveGateway(kind, dir);
   process.stdout.write(`PORT ${port}\n`);
   process.stdin.resume();
   process.stdin.on('end', () => process.exit(0));

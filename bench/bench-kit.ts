@@ -105,6 +105,23 @@ export function processCpuMs(pid: number): number {
   return (Number(fields[11] ?? Number.NaN) + Number(fields[12] ?? Number.NaN)) * 10;
 }
 
+/** The machine's CPU time so far, in clock ticks (Linux /proc/stat): all of it, and the part stolen by the host. */
+export function machineCpuTicks(): { readonly total: number; readonly steal: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '').trim().split(/\s+/).slice(1, 9);
+  const ticks = fields.map(Number);
+  return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0 };
+}
+
+/**
+ * The share of the machine's CPU time the host took (steal) since `since`, in percent: on a shared VM,
+ * a row measured while it is high ran on less CPU than the others (compare rows with low steal).
+ */
+export function stealPercentSince(since: { readonly total: number; readonly steal: number }): number {
+  const now = machineCpuTicks();
+  const total = now.total - since.total;
+  return total > 0 ? (100 * (now.steal - since.steal)) / total : 0;
+}
+
 /** VmHWM (peak) or VmRSS of a process, in MiB (Linux /proc). */
 export function processMemoryMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
