@@ -456,8 +456,9 @@ const CALIBRATION_KINDS: readonly Kind[] = CALIBRATION_WORK_US.map((us) => [
 ]);
 
 /**
- * `AGENT_SYNC_QUICK=1`: echo, SQLite, memory and both SQL calibrations, pinned when it can, printed only
- * (for iterating on the hot path). `AGENT_SYNC_QUICK=memory,sqlite` runs the echo and just those.
+ * `AGENT_SYNC_QUICK=1`: the echo and the main rows (SQLite, memory, both SQL calibrations, the connection
+ * layer) once each, pinned when it can, printed only (for iterating on the hot path).
+ * `AGENT_SYNC_QUICK=memory,connection` runs the echo and just those.
  */
 async function quick(choice: string): Promise<void> {
   if (canPin) pinSelf(CLIENT_CPU);
