@@ -53,9 +53,24 @@ export function isUnanswered(err: unknown): boolean {
 }
 
 /**
+ * JetStream's code for "JetStream system temporarily unavailable": the cluster has no metadata leader
+ * (it is electing one).
+ */
+const CLUSTER_NOT_AVAILABLE = 10008;
+/**
+ * How long {@link streamUnavailable} keeps asking about the stream while nobody answers that question
+ * either: when the lost server was also the cluster's metadata leader, the rest elect a new one within
+ * seconds, and only then can they say the stream is offline.
+ */
+const DIAGNOSIS_WAIT_MS = 8_000;
+const DIAGNOSIS_RETRY_MS = 250;
+
+/**
  * {@link storeUnavailable}, except that a call on `stream` that nobody answered is explained: JetStream
  * is asked about the stream, and when the stream is offline or has no leader the error says so (which
  * server was asked, and that more replicas survive a lost server) instead of JetStream's "not enabled".
+ * While that question goes unanswered too (the cluster is electing a new metadata leader), it is asked
+ * again for up to {@link DIAGNOSIS_WAIT_MS}.
  */
 export async function streamUnavailable(
   err: unknown,
@@ -64,15 +79,8 @@ export async function streamUnavailable(
 ): Promise<MusubiError> {
   const plain = storeUnavailable(err, doing);
   if (!isUnanswered(err)) return plain;
-  let why: string;
-  try {
-    const info = await o.jsm.streams.info(o.stream);
-    if (info.cluster === undefined || info.cluster.leader !== undefined) return plain;
-    why = 'has no leader: too few of the servers holding its replicas are reachable (no quorum)';
-  } catch (infoErr) {
-    if (!(infoErr instanceof JetStreamApiError && infoErr.code === STREAM_OFFLINE)) return plain;
-    why = 'is offline: the servers holding it are down or cut off';
-  }
+  const why = await whyStreamUnavailable(o.jsm, o.stream, Date.now() + DIAGNOSIS_WAIT_MS);
+  if (why === undefined) return plain;
   return new MusubiError(
     'STORE_UNAVAILABLE',
     `NATS store: ${doing} failed: stream ${o.stream} ${why} (asked ${o.server}). JetStream itself is ` +
@@ -80,4 +88,27 @@ export async function streamUnavailable(
       'survives losing one',
     { cause: err, details: { stream: o.stream, server: o.server } },
   );
+}
+
+/** Why `stream` takes no writes (offline, or no leader), or undefined when JetStream says neither. */
+async function whyStreamUnavailable(
+  jsm: JetStreamManager,
+  stream: string,
+  deadline: number,
+): Promise<string | undefined> {
+  for (;;) {
+    try {
+      const info = await jsm.streams.info(stream);
+      if (info.cluster === undefined || info.cluster.leader !== undefined) return undefined;
+      return 'has no leader: too few of the servers holding its replicas are reachable (no quorum)';
+    } catch (infoErr) {
+      if (infoErr instanceof JetStreamApiError && infoErr.code === STREAM_OFFLINE)
+        return 'is offline: the servers holding it are down or cut off';
+      const isElecting =
+        isUnanswered(infoErr) ||
+        (infoErr instanceof JetStreamApiError && infoErr.code === CLUSTER_NOT_AVAILABLE);
+      if (!isElecting || Date.now() >= deadline) return undefined;
+    }
+    await new Promise((resolve) => setTimeout(resolve, DIAGNOSIS_RETRY_MS));
+  }
 }
