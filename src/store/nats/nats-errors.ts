@@ -60,7 +60,8 @@ const CLUSTER_NOT_AVAILABLE = 10008;
 /**
  * How long {@link streamUnavailable} keeps asking about the stream while nobody answers that question
  * either: when the lost server was also the cluster's metadata leader, the rest elect a new one within
- * seconds, and only then can they say the stream is offline.
+ * seconds, and only then can they say the stream is offline. A question already asked runs to its own
+ * timeout.
  */
 const DIAGNOSIS_WAIT_MS = 8_000;
 const DIAGNOSIS_RETRY_MS = 250;
@@ -70,7 +71,8 @@ const DIAGNOSIS_RETRY_MS = 250;
  * is asked about the stream, and when the stream is offline or has no leader the error says so (which
  * server was asked, and that more replicas survive a lost server) instead of JetStream's "not enabled".
  * While that question goes unanswered too (the cluster is electing a new metadata leader), it is asked
- * again for up to {@link DIAGNOSIS_WAIT_MS}.
+ * again for up to {@link DIAGNOSIS_WAIT_MS}; if it still is then and JetStream itself answers, the
+ * stream's servers are the silent ones and the error says that.
  */
 export async function streamUnavailable(
   err: unknown,
@@ -90,7 +92,7 @@ export async function streamUnavailable(
   );
 }
 
-/** Why `stream` takes no writes (offline, or no leader), or undefined when JetStream says neither. */
+/** Why `stream` takes no writes (offline, no leader, silent), or undefined when JetStream says neither. */
 async function whyStreamUnavailable(
   jsm: JetStreamManager,
   stream: string,
@@ -107,7 +109,16 @@ async function whyStreamUnavailable(
       const isElecting =
         isUnanswered(infoErr) ||
         (infoErr instanceof JetStreamApiError && infoErr.code === CLUSTER_NOT_AVAILABLE);
-      if (!isElecting || Date.now() >= deadline) return undefined;
+      if (!isElecting) return undefined;
+      if (Date.now() >= deadline) {
+        // A server that died without leaving the cluster (killed, cut off) is not reported offline for
+        // a long while: when JetStream itself answers, the stream's own servers are the ones silent.
+        const isJetStreamUp = await jsm.getAccountInfo().then(
+          () => true,
+          () => false,
+        );
+        return isJetStreamUp ? 'does not answer: the servers holding it are down or cut off' : undefined;
+      }
     }
     await new Promise((resolve) => setTimeout(resolve, DIAGNOSIS_RETRY_MS));
   }
