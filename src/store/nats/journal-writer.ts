@@ -22,8 +22,8 @@ export interface JournalWriterOptions {
   readonly ownWrites: Pick<OwnWrites<FollowedMessage>, 'begin' | 'end'>;
   /** Aborts when the store closes, ending any wait. */
   readonly closeSignal: AbortSignal;
-  /** The server the connection is on now (named when the journal stream is unavailable). */
-  readonly server: () => string;
+  /** The server the connection is on now (named when the journal stream is unavailable), if any. */
+  readonly server: () => string | undefined;
   /** The journal has, or may come to have, several replicas: conditional writes are checked (conditional-write.ts). */
   readonly isReplicated: boolean;
 }
@@ -132,7 +132,7 @@ export class JournalWriter {
   /** A failed write's error; an unanswered one says whether the journal stream itself is unavailable. */
   #unavailable(err: unknown, doing: string): Promise<Error> {
     const { jsm, names, server } = this.#o;
-    return streamUnavailable(err, doing, { jsm, stream: names.stream, server: server() });
+    return streamUnavailable(err, doing, { jsm, stream: names.stream, server });
   }
 
   /**

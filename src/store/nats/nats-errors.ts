@@ -77,27 +77,33 @@ const DIAGNOSIS_RETRY_MS = 250;
 export async function streamUnavailable(
   err: unknown,
   doing: string,
-  o: { readonly jsm: JetStreamManager; readonly stream: string; readonly server: string },
+  o: {
+    readonly jsm: JetStreamManager;
+    readonly stream: string;
+    /** The server the connection is on now; undefined while it has none (NATS itself is away). */
+    readonly server: () => string | undefined;
+  },
 ): Promise<MusubiError> {
   const plain = storeUnavailable(err, doing);
-  if (!isUnanswered(err)) return plain;
-  const why = await whyStreamUnavailable(o.jsm, o.stream, Date.now() + DIAGNOSIS_WAIT_MS);
-  if (why === undefined) return plain;
+  if (!isUnanswered(err) || o.server() === undefined) return plain;
+  const why = await whyStreamUnavailable(o, Date.now() + DIAGNOSIS_WAIT_MS);
+  const server = o.server();
+  if (why === undefined || server === undefined) return plain;
   return new MusubiError(
     'STORE_UNAVAILABLE',
-    `NATS store: ${doing} failed: stream ${o.stream} ${why} (asked ${o.server}). JetStream itself is ` +
+    `NATS store: ${doing} failed: stream ${o.stream} ${why} (asked ${server}). JetStream itself is ` +
       'up; the store works again when those servers are back, and a stream with 3 replicas (replicas=3) ' +
       'survives losing one',
-    { cause: err, details: { stream: o.stream, server: o.server } },
+    { cause: err, details: { stream: o.stream, server } },
   );
 }
 
 /** Why `stream` takes no writes (offline, no leader, silent), or undefined when JetStream says neither. */
 async function whyStreamUnavailable(
-  jsm: JetStreamManager,
-  stream: string,
+  o: { readonly jsm: JetStreamManager; readonly stream: string; readonly server: () => string | undefined },
   deadline: number,
 ): Promise<string | undefined> {
+  const { jsm, stream } = o;
   for (;;) {
     try {
       const info = await jsm.streams.info(stream);
@@ -109,7 +115,8 @@ async function whyStreamUnavailable(
       const isElecting =
         isUnanswered(infoErr) ||
         (infoErr instanceof JetStreamApiError && infoErr.code === CLUSTER_NOT_AVAILABLE);
-      if (!isElecting) return undefined;
+      // Our own connection dropped meanwhile: that, not the stream, is what nobody answered.
+      if (!isElecting || o.server() === undefined) return undefined;
       if (Date.now() >= deadline) {
         // A server that died without leaving the cluster (killed, cut off) is not reported offline for
         // a long while: when JetStream itself answers, the stream's own servers are the ones silent.

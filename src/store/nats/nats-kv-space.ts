@@ -56,7 +56,7 @@ export class NatsKvSpace {
   readonly #js: JetStreamClient;
   readonly #bucket: string;
   readonly #tracker: QueuedIterator<NatsKvEntry>;
-  readonly #server: () => string;
+  readonly #server: () => string | undefined;
   /** The bucket's stream and how its conditional writes are checked. */
   readonly #writes: ConditionalWrites;
   #latest: number;
@@ -67,7 +67,7 @@ export class NatsKvSpace {
     bucket: string;
     tracker: QueuedIterator<NatsKvEntry>;
     latest: number;
-    server: () => string;
+    server: () => string | undefined;
     writes: ConditionalWrites;
   }) {
     this.#writes = parts.writes;
@@ -89,7 +89,7 @@ export class NatsKvSpace {
     jsm: JetStreamManager,
     bucket: string,
     replicas: number,
-    options: { readonly server: () => string; readonly isReplicated: boolean },
+    options: { readonly server: () => string | undefined; readonly isReplicated: boolean },
   ): Promise<NatsKvSpace> {
     return natsCall('opening the KV bucket', async () => {
       const kvm = new Kvm(js);
@@ -208,7 +208,7 @@ export class NatsKvSpace {
   /** A failed write's error; an unanswered one says whether the bucket's stream itself is unavailable. */
   #unavailable(err: unknown, doing: string): Promise<Error> {
     const { jsm, stream } = this.#writes;
-    return streamUnavailable(err, doing, { jsm, stream, server: this.#server() });
+    return streamUnavailable(err, doing, { jsm, stream, server: this.#server });
   }
 
   async list(prefix: string): Promise<KvEntry[]> {

@@ -79,6 +79,21 @@ export async function openNatsStoreParts(options: {
   const nc = await connectNats(location, options.signal === undefined ? {} : { signal: options.signal });
   const closer = new AbortController();
   const cleanup: (() => void)[] = [];
+  // The connection's state, from its status events: the server it is on (named when a stream is
+  // unavailable; undefined while it has none, so an outage is not looked into), and what a reconnect
+  // must resume.
+  let isConnected = true;
+  let onReconnect = (): void => undefined;
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnecting') isConnected = false;
+      else if (status.type === 'reconnect') {
+        isConnected = true;
+        onReconnect();
+      }
+    }
+  })();
+  const server = (): string | undefined => (isConnected ? nc.getServer() : undefined);
   try {
     const names = journalNames(location.prefix);
     const jsm = await natsCall('connecting to JetStream', () => jetstreamManager(nc));
@@ -91,8 +106,7 @@ export async function openNatsStoreParts(options: {
     const deadline = Date.now() + location.connectTimeoutMs;
     const journalReplicas = await untilAnswered(() => ensureJournalStream(jsm, names, replicas), deadline);
     const kv = await untilAnswered(
-      () =>
-        NatsKvSpace.open(js, jsm, names.kvBucket, replicas, { server: () => nc.getServer(), isReplicated }),
+      () => NatsKvSpace.open(js, jsm, names.kvBucket, replicas, { server, isReplicated }),
       deadline,
     );
     cleanup.push(() => kv.close());
@@ -123,7 +137,6 @@ export async function openNatsStoreParts(options: {
     const applyFollowed = followedRecordApplier({ names, view, clock, onAvailable });
     const ownWrites = new OwnWrites({ view, clock, applyFollowed });
     const closeSignal = closer.signal;
-    const server = (): string => nc.getServer();
     const writer = new JournalWriter({
       js,
       jsm,
@@ -143,11 +156,7 @@ export async function openNatsStoreParts(options: {
       followedSeq: () => view.followedSeq,
     });
     cleanup.push(() => follower.close());
-    void (async () => {
-      for await (const status of nc.status()) {
-        if (status.type === 'reconnect') void follower.resume(view.followedSeq);
-      }
-    })();
+    onReconnect = () => void follower.resume(view.followedSeq);
     await view.waitFollowed(lastSeq, { timeoutMs: CATCH_UP_TIMEOUT_MS, signal: closeSignal });
     if (options.isClockTrusted !== true) serverClock.startMeasuring();
     return {
