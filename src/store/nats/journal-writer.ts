@@ -6,7 +6,7 @@ import { parseMessageSubject, type JournalNames } from './journal-names.js';
 import type { JournalView } from './journal-view.js';
 import type { MessageEntry } from './mailbox-view.js';
 import type { FollowedMessage, OwnWrites } from './own-writes.js';
-import { isWrongLastSequence, natsCall, streamUnavailable } from './nats-errors.js';
+import { isWrongLastSequence, natsCall, streamUnavailable, type StreamDiagnosis } from './nats-errors.js';
 
 /** How long a read waits for the follower to reach the journal's end before STORE_UNAVAILABLE. */
 const SYNC_TIMEOUT_MS = 10_000;
@@ -22,8 +22,8 @@ export interface JournalWriterOptions {
   readonly ownWrites: Pick<OwnWrites<FollowedMessage>, 'begin' | 'end'>;
   /** Aborts when the store closes, ending any wait. */
   readonly closeSignal: AbortSignal;
-  /** The server the connection is on now (named when the journal stream is unavailable), if any. */
-  readonly server: () => string | undefined;
+  /** Looks into the journal stream when a write goes unanswered. */
+  readonly diagnosis: StreamDiagnosis;
   /** The journal has, or may come to have, several replicas: conditional writes are checked (conditional-write.ts). */
   readonly isReplicated: boolean;
 }
@@ -131,8 +131,7 @@ export class JournalWriter {
 
   /** A failed write's error; an unanswered one says whether the journal stream itself is unavailable. */
   #unavailable(err: unknown, doing: string): Promise<Error> {
-    const { jsm, names, server } = this.#o;
-    return streamUnavailable(err, doing, { jsm, stream: names.stream, server });
+    return streamUnavailable(err, doing, this.#o.names.stream, this.#o.diagnosis);
   }
 
   /**

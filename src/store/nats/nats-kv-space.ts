@@ -10,7 +10,13 @@ import { MusubiError } from '../../core/errors.js';
 import { kvValueText } from '../kv-write.js';
 import type { KvChange, KvEntry, KvWriteOptions } from '../store.js';
 import { tookEffect, type ConditionalWrites } from './conditional-write.js';
-import { isWrongLastSequence, natsCall, storeUnavailable, streamUnavailable } from './nats-errors.js';
+import {
+  isWrongLastSequence,
+  natsCall,
+  storeUnavailable,
+  streamUnavailable,
+  type StreamDiagnosis,
+} from './nats-errors.js';
 import { raiseReplicas, withReplicaHint } from './journal-stream.js';
 import { readStream } from './stream-reader.js';
 import { untilAborted } from './until-aborted.js';
@@ -56,7 +62,7 @@ export class NatsKvSpace {
   readonly #js: JetStreamClient;
   readonly #bucket: string;
   readonly #tracker: QueuedIterator<NatsKvEntry>;
-  readonly #server: () => string | undefined;
+  readonly #diagnosis: StreamDiagnosis;
   /** The bucket's stream and how its conditional writes are checked. */
   readonly #writes: ConditionalWrites;
   #latest: number;
@@ -67,13 +73,13 @@ export class NatsKvSpace {
     bucket: string;
     tracker: QueuedIterator<NatsKvEntry>;
     latest: number;
-    server: () => string | undefined;
+    diagnosis: StreamDiagnosis;
     writes: ConditionalWrites;
   }) {
     this.#writes = parts.writes;
     this.#kv = parts.kv;
     this.#js = parts.js;
-    this.#server = parts.server;
+    this.#diagnosis = parts.diagnosis;
     this.#bucket = parts.bucket;
     this.#tracker = parts.tracker;
     this.#latest = parts.latest;
@@ -89,7 +95,7 @@ export class NatsKvSpace {
     jsm: JetStreamManager,
     bucket: string,
     replicas: number,
-    options: { readonly server: () => string | undefined; readonly isReplicated: boolean },
+    options: { readonly diagnosis: StreamDiagnosis; readonly isReplicated: boolean },
   ): Promise<NatsKvSpace> {
     return natsCall('opening the KV bucket', async () => {
       const kvm = new Kvm(js);
@@ -121,7 +127,7 @@ export class NatsKvSpace {
       const latest = (await kv.status()).streamInfo.state.last_seq;
       const tracker = await kv.watch({ include: KvWatchInclude.UpdatesOnly, headers_only: true });
       const writes = { js, jsm, stream, isReplicated: options.isReplicated };
-      return new NatsKvSpace({ kv, js, bucket, tracker, latest, server: options.server, writes });
+      return new NatsKvSpace({ kv, js, bucket, tracker, latest, diagnosis: options.diagnosis, writes });
     });
   }
 
@@ -207,8 +213,7 @@ export class NatsKvSpace {
 
   /** A failed write's error; an unanswered one says whether the bucket's stream itself is unavailable. */
   #unavailable(err: unknown, doing: string): Promise<Error> {
-    const { jsm, stream } = this.#writes;
-    return streamUnavailable(err, doing, { jsm, stream, server: this.#server });
+    return streamUnavailable(err, doing, this.#writes.stream, this.#diagnosis);
   }
 
   async list(prefix: string): Promise<KvEntry[]> {

@@ -8,7 +8,13 @@ import { ensureJournalStream } from './journal-stream.js';
 import { JournalView } from './journal-view.js';
 import { JournalWriter } from './journal-writer.js';
 import { connectNats } from './nats-connection.js';
-import { isUnanswered, natsCall, storeUnavailable } from './nats-errors.js';
+import {
+  DIAGNOSIS_REQUEST_MS,
+  natsCall,
+  storeUnavailable,
+  untilAnswered,
+  type StreamDiagnosis,
+} from './nats-errors.js';
 import { NatsKvSpace } from './nats-kv-space.js';
 import { resolveReplicas, type NatsLocation } from './nats-location.js';
 import { OwnWrites } from './own-writes.js';
@@ -39,24 +45,6 @@ export interface NatsStoreParts {
 const NEW_STREAM_READY_MS = 5_000;
 
 /**
- * Runs `step` again while nobody answers it (a timeout, or "no responders", which the client reports
- * as "jetstream is not enabled"), until `deadline`: a JetStream cluster that just formed, several hubs
- * creating the same replicated stream at once (seen with three hubs starting together on a fresh
- * 3-server cluster), or a stream just created whose subjects have not reached a leader yet.
- */
-async function untilAnswered<T>(step: () => Promise<T>, deadline: number): Promise<T> {
-  for (;;) {
-    try {
-      return await step();
-    } catch (err) {
-      const isUnansweredStep = isUnanswered(err) || (err instanceof Error && isUnanswered(err.cause));
-      if (!isUnansweredStep || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
-
-/**
  * Servers in the cluster the connection reached: the client URLs its INFO advertises (every server of
  * the cluster, this one included), at least 1.
  */
@@ -79,9 +67,8 @@ export async function openNatsStoreParts(options: {
   const nc = await connectNats(location, options.signal === undefined ? {} : { signal: options.signal });
   const closer = new AbortController();
   const cleanup: (() => void)[] = [];
-  // The connection's state, from its status events: the server it is on (named when a stream is
-  // unavailable; undefined while it has none, so an outage is not looked into), and what a reconnect
-  // must resume.
+  // The connection's state, from its status events: whether it is on a server (a stream nobody answered
+  // is looked into only then: see StreamDiagnosis), and what a reconnect must resume.
   let isConnected = true;
   let onReconnect = (): void => undefined;
   void (async () => {
@@ -93,10 +80,13 @@ export async function openNatsStoreParts(options: {
       }
     }
   })();
-  const server = (): string | undefined => (isConnected ? nc.getServer() : undefined);
   try {
     const names = journalNames(location.prefix);
     const jsm = await natsCall('connecting to JetStream', () => jetstreamManager(nc));
+    const diagnosis: StreamDiagnosis = {
+      jsm: await jetstreamManager(nc, { timeout: DIAGNOSIS_REQUEST_MS, checkAPI: false }),
+      server: () => (isConnected ? nc.getServer() : undefined),
+    };
     const js = jetstream(nc);
     const servers = clusterSize(nc);
     const replicas = resolveReplicas(location.replicas, servers);
@@ -106,7 +96,7 @@ export async function openNatsStoreParts(options: {
     const deadline = Date.now() + location.connectTimeoutMs;
     const journalReplicas = await untilAnswered(() => ensureJournalStream(jsm, names, replicas), deadline);
     const kv = await untilAnswered(
-      () => NatsKvSpace.open(js, jsm, names.kvBucket, replicas, { server, isReplicated }),
+      () => NatsKvSpace.open(js, jsm, names.kvBucket, replicas, { diagnosis, isReplicated }),
       deadline,
     );
     cleanup.push(() => kv.close());
@@ -145,7 +135,7 @@ export async function openNatsStoreParts(options: {
       clock,
       ownWrites,
       closeSignal,
-      server,
+      diagnosis,
       isReplicated,
     });
     const lastSeq = await writer.lastSeq();
