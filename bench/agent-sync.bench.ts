@@ -515,7 +515,13 @@ async function interleaved(kinds: readonly Kind[], isPinned: boolean): Promise<B
   };
   return [
     summarize((round) => round.echo),
-    ...kinds.map((_, i) => summarize((round) => round.rows[i] ?? round.echo)),
+    ...kinds.map(([kind], i) =>
+      summarize((round) => {
+        const row = round.rows[i];
+        if (row === undefined) throw new Error(`round without a ${kind} row`);
+        return row;
+      }),
+    ),
   ];
 }
 

@@ -110,7 +110,7 @@ function parseFlatObject(text: string): Map<string, JsonValue> | undefined {
       if (valueEnd < 0) return undefined;
       value = text.slice(i + 1, valueEnd);
       i = valueEnd + 1;
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    } else if (c === 0x2d || isDigit(c)) {
       const start = i;
       if (c === 0x2d) i++;
       const digits = i;

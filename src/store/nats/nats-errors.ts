@@ -36,7 +36,7 @@ const STREAM_OFFLINE = 10118;
  * A publish nobody answers: JetStream has no responder for the subject (yet), which the client reports
  * as JetStreamNotEnabled ("jetstream is not enabled", not exported by @nats-io/jetstream).
  */
-export function isNoResponders(err: unknown): boolean {
+function isNoResponders(err: unknown): boolean {
   return (
     err instanceof Error &&
     (err.name === 'JetStreamNotEnabled' ||
@@ -45,7 +45,7 @@ export function isNoResponders(err: unknown): boolean {
 }
 
 /** What a stream's unavailability looks like from a client: no responders, or a request that timed out. */
-export function isUnanswered(err: unknown): boolean {
+function isUnanswered(err: unknown): boolean {
   return (
     isNoResponders(err) ||
     (err instanceof Error && (err.name === 'TimeoutError' || /\btimeout\b/i.test(err.message)))

@@ -1,8 +1,7 @@
 import type { Envelope } from '../../core/envelope.js';
 import { MusubiError } from '../../core/errors.js';
-import type { EnvelopeCache } from './envelope-cache.js';
+import { frozenCopy, type EnvelopeCache } from './envelope-cache.js';
 import type { SqliteEventLog } from './sqlite-event-log.js';
-import { frozenCopy } from './envelope-cache.js';
 import { decodeEnvelope } from './sqlite-rows.js';
 
 /**
