@@ -79,6 +79,25 @@ describe('ignite mime tool: parse, edits and usage errors', () => {
     expect(out).not.toContain('evil');
   });
 
+  it('reads an indented line after a header with an empty name as a line of its own, as the original does (#35)', async () => {
+    const parse = async (text: string): Promise<Record<string, unknown>> => {
+      await writeFile(join(dir, 'e.mime'), text);
+      return JSON.parse((await mime(['parse', 'e.mime'])).stdout) as Record<string, unknown>;
+    };
+    // `update-status --extra "==="` writes the line `: ==`: a header named "".
+    expect((await parse('From: a\nTo: b\n: x\n From: evil\n\nbody\n'))['from']).toBe('evil');
+    // An indented first line starts a header too, and an indented header takes continuations of its own;
+    // an empty name never does, indented or not.
+    expect(await parse(' : x\n From: e\n  vil\n:\n\tX-IGNITE-Zeta: 1\n')).toMatchObject({
+      from: 'e vil',
+      zeta: '1',
+    });
+    // An indented line without `:` after the empty name is ignored, not appended anywhere.
+    expect(await parse('To: b\n: x\n  c, d\n X-IGNITE-Type: t\n')).toMatchObject({ to: ['b'], type: 't' });
+    // After a named header the same lines still continue it.
+    expect(await parse('To: b\n From: evil\n')).toMatchObject({ from: '', to: ['b From: evil'] });
+  });
+
   it('extract-body prints the body exactly, and nothing for a file without a blank line (29)', async () => {
     const run = await mime(['extract-body', join(IGNITE_FIXTURES, 'F4-retry-headers.mime')]);
     expect(Buffer.byteLength(run.stdout)).toBe(42);

@@ -19,16 +19,19 @@ export function splitMime(text: string): MimeParts {
 
 /**
  * Parses a header block: lines split at every Python `splitlines()` boundary; a line starting with space
- * or tab continues the last header (one space plus the stripped line); otherwise a line with `:` starts a
- * header (name and value stripped); other lines are ignored. Names are case-sensitive; a repeated name
- * keeps its FIRST position and its LAST value (Map semantics).
+ * or tab continues the last header (one space plus the stripped line) when that header's name is not
+ * empty; otherwise a line with `:` starts a header (name and value stripped); other lines are ignored.
+ * Names are case-sensitive; a repeated name keeps its FIRST position and its LAST value (Map semantics).
  */
 export function parseHeaderBlock(headerBlock: string): Map<string, string> {
   const headers = new Map<string, string>();
-  let last: string | undefined;
+  // The original tests its current name for truth (`startswith((" ", "\t")) and current_key`, starting
+  // from ""), so before any header and after one named "" (`: x`, which `--extra ===` writes) an indented
+  // line is read as a line of its own: ` From: evil` there sets From.
+  let last = '';
   for (const line of pySplitLines(headerBlock)) {
     const first = line.charAt(0);
-    if ((first === ' ' || first === '\t') && last !== undefined) {
+    if ((first === ' ' || first === '\t') && last !== '') {
       headers.set(last, `${headers.get(last) ?? ''} ${pyStrip(line)}`);
       continue;
     }
