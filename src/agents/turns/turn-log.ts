@@ -5,6 +5,7 @@ import { MusubiError } from '../../core/errors.js';
 import type { BusEvent } from '../../core/events.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
+import type { SecretMask } from '../../core/secret-mask.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import type {
   AgentBackend,
@@ -46,6 +47,11 @@ export interface TurnLogOptions {
   readonly maxEntries?: number;
   /** How long a running turn's new entries wait before its record is written. Default 2000 ms. */
   readonly flushMs?: number;
+  /**
+   * Masks the prompt as recorded (the agent gets it as it is); what runners report is masked by the
+   * runner itself (`withSecretMask`). Default: the prompt is recorded as it is.
+   */
+  readonly secretMask?: SecretMask;
 }
 
 /** One turn in the log: its summary and its transcript. */
@@ -308,6 +314,7 @@ export class TurnLog {
   readonly #events: TurnLogOptions['events'];
   readonly #ids: IdGenerator;
   readonly #retention: number;
+  readonly #secretMask: SecretMask | undefined;
   #finishedSincePrune = 0;
   #pruning: Promise<void> = Promise.resolve();
 
@@ -320,12 +327,14 @@ export class TurnLog {
     this.#retention = options.retention ?? 2000;
     this.maxEntries = options.maxEntries ?? 500;
     this.flushMs = options.flushMs ?? 2000;
+    this.#secretMask = options.secretMask;
   }
 
   /** Starts recording one turn of `agent` on `backend`. */
   begin(agent: string, backend: AgentBackend, input: Pick<AgentRunInput, 'prompt' | 'label'>): TurnRecording {
     const now = this.clock.now();
     const label: TurnLabel = input.label ?? {};
+    const prompt = this.#secretMask?.mask(input.prompt) ?? input.prompt;
     const recording = new TurnRecording(this, {
       id: this.#ids.next(),
       agent,
@@ -338,7 +347,7 @@ export class TurnLog {
       startedAt: now,
       lastEventAt: now,
       heartbeatAt: now,
-      prompt: input.prompt.slice(0, PROMPT_CHARS),
+      prompt: prompt.slice(0, PROMPT_CHARS),
       promptChars: input.prompt.length,
       usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
       toolCalls: 0,
