@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../core/config.schema.js';
+import type { AgentRunEvent } from '../agents/agent-runner.js';
 import { isMusubiError } from '../core/errors.js';
 import { createHubRunners } from './hub-runners.js';
 
@@ -124,6 +125,30 @@ describe('hub runners - the one runner factory', () => {
       expect(results.map((r) => r.text)).toEqual(['done', 'done']);
       // One slot: the second turn waited for the first instead of running beside it.
       expect(performance.now() - startedAt).toBeGreaterThanOrEqual(590);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('masks a secret an agent prints in its events and result when it was passed to the agent', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'musubi-runners-'));
+    try {
+      const key = 'sk-ant-FAKE1234567890abcdef';
+      const passing = configSchema.parse({ backends: { scripted: { passEnv: ['CORP_LLM_KEY'] } } });
+      const env = { PATH: process.env['PATH'], CORP_LLM_KEY: key };
+      const runners = createHubRunners({ config: passing, env, installed: none });
+      const events: AgentRunEvent[] = [];
+      const result = await runners.runnerFor('alice').run({
+        prompt: 'run node -e "console.log(\'401 invalid x-api-key \' + process.env.CORP_LLM_KEY)"',
+        cwd: dir,
+        timeoutMs: 10_000,
+        onEvent: (e) => events.push(e),
+      });
+      expect(result.text).toBe('401 invalid x-api-key sk-ant-…[masked]');
+      expect(JSON.stringify([events, result])).not.toContain(key);
+      expect(events).toContainEqual(
+        expect.objectContaining({ type: 'line', line: '401 invalid x-api-key sk-ant-…[masked]' }),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -3,6 +3,8 @@ import { BudgetGuard } from '../agents/budget/budget-guard.js';
 import { ConcurrencyLimiter } from '../agents/concurrency/concurrency-limiter.js';
 import { createAgentRunner } from '../agents/create-agent-runner.js';
 import { ChildReaper } from '../agents/process/child-reaper.js';
+import { knownSecrets } from '../agents/secrets/known-secrets.js';
+import { withSecretMask } from '../agents/secrets/masked-runner.js';
 import type { Bus } from '../bus/bus.types.js';
 import { TurnLog } from '../agents/turns/turn-log.js';
 import type { Clock } from '../core/clock.js';
@@ -10,6 +12,7 @@ import type { Config } from '../core/config.schema.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { MusubiError } from '../core/errors.js';
+import { SecretMask } from '../core/secret-mask.js';
 import {
   flagAlias,
   planRunner,
@@ -49,13 +52,21 @@ export interface HubRunners {
   readonly reaper: ChildReaper;
   /** Where every turn of these runners is recorded; undefined when turns are not recorded. */
   readonly turns: TurnLog | undefined;
+  /**
+   * The secrets of the config and of what agents inherit (`knownSecrets`): every runner's events,
+   * results and errors are masked with it, and so is anything else the hub keeps of an agent's work
+   * (a run's test output).
+   */
+  readonly secretMask: SecretMask;
 }
 
 /**
  * The one runner factory. Every gateway, team and command gets its runners here, so the selection and
  * environment rules hold everywhere, the per-backend concurrency limit (`agentConcurrency`, default 4)
- * holds across the whole hub and a team's budget (`teams.<team>.budget`) covers its agents whatever
- * protocol they speak. Throws AGENT_BACKEND_UNKNOWN at once for an unknown backend flag; `runnerFor`
+ * holds across the whole hub, a team's budget (`teams.<team>.budget`) covers its agents whatever
+ * protocol they speak, and no secret an agent prints (an API key in an auth error) reaches the turn log,
+ * a gateway or the terminal: each runner is masked (`withSecretMask`) below everything that records or
+ * passes on what it reports. Throws AGENT_BACKEND_UNKNOWN at once for an unknown backend flag; `runnerFor`
  * and `planOf` throw it for an unknown backend in the config, `runnerOf` throws INTERNAL for a budgeted
  * plan when no bus was given.
  */
@@ -65,10 +76,11 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
   const reaper = new ChildReaper();
   const limiter = new ConcurrencyLimiter({ limits: config.agentConcurrency });
   const runners = new Map<string, AgentRunner>();
+  const secretMask = new SecretMask(knownSecrets({ config, env }));
   const record = options.recordTurns;
   const turns =
     record !== undefined && options.bus !== undefined
-      ? new TurnLog({ kv: options.bus.kv, events: options.bus, ...record })
+      ? new TurnLog({ kv: options.bus.kv, events: options.bus, ...record, secretMask })
       : undefined;
   const planOf = (agent: string | undefined, identity: AgentIdentity = {}): RunnerPlan =>
     planRunner({
@@ -90,7 +102,7 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
   };
   const runnerOf = (plan: RunnerPlan): AgentRunner => {
     const budget = budgetOf(plan);
-    const runner = createAgentRunner({
+    const built = createAgentRunner({
       backend: plan.backend,
       env,
       reaper,
@@ -102,6 +114,7 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
       ...(plan.extraEnv !== undefined && { extraEnv: plan.extraEnv }),
       ...(budget !== undefined && { budget }),
     });
+    const runner = withSecretMask(built, secretMask);
     if (turns === undefined) return runner;
     const team = plan.budget?.team;
     return turns.recorded(plan.agent ?? plan.backend, runner, team === undefined ? {} : { team });
@@ -109,6 +122,7 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
   return {
     reaper,
     turns,
+    secretMask,
     planOf,
     runnerOf,
     runnerFor(agent, identity = {}) {

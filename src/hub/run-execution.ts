@@ -122,6 +122,7 @@ function runnersOf(
     manager: at(0),
     worker: (n: number) => (agents.length > 1 ? at(n) : at(0)),
     backend: (fallback ?? at(0)).backend,
+    secretMask: runners.secretMask,
   };
 }
 
@@ -159,6 +160,7 @@ export async function executeOnBus(
       team: ({ manager, dispatcher }) =>
         new ThreePhaseTeam({ manager, dispatcher, workerCount: record.workers, logger: o.logger }),
       testEnv,
+      secretMask: runners.secretMask,
       onProgress: o.onProgress,
       signal: o.signal,
       ...(o.apply !== undefined && { apply: o.apply }),

@@ -5,6 +5,7 @@ import { runTurn, type AgentTurn, type TurnOutcome } from '../agents/agent-turn.
 import type { Bus } from '../bus/bus.types.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { SecretMask } from '../core/secret-mask.js';
 import { SerialQueue } from '../core/serial-queue.js';
 import type { SubtaskDispatcher } from '../teams/three-phase/phase-dispatch.js';
 import type { JobPlan } from '../teams/three-phase/plan-extraction.js';
@@ -61,6 +62,11 @@ export interface RunEngineDeps {
   readonly resolverRunner: AgentRunner;
   /** The environment the test command runs with. */
   readonly testEnv: Readonly<Record<string, string>>;
+  /**
+   * Masks the test command's output before it is recorded or handed to a fix turn (it runs with the
+   * whole environment, secrets included); the runners mask their own output. Default: nothing masked.
+   */
+  readonly secretMask?: SecretMask;
   readonly onProgress: (progress: RunProgress) => void;
   readonly signal: AbortSignal;
   /** Timeout of one worker turn; default 20 min. */
@@ -410,12 +416,13 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
     }
     if (record.test !== null) {
       for (;;) {
-        const verdict = await runTestGate({
+        const raw = await runTestGate({
           command: record.test,
           cwd: integration,
           env: deps.testEnv,
           signal: stop.signal,
         });
+        const verdict = deps.secretMask?.maskDeep(raw) ?? raw;
         await save({ tests: verdict });
         report({ kind: 'tests', passed: verdict.passed, exitCode: verdict.exitCode });
         if (verdict.passed || record.fixRounds >= MAX_FIX_ROUNDS || stop.signal.aborted) break;
