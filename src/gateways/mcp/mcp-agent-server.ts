@@ -1,6 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Clock } from '../../core/clock.js';
 import { MusubiError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
@@ -9,6 +8,7 @@ import { AgentPresence, type AgentStatusWriter } from './agent-presence.js';
 import { DrainingTransport } from './draining-transport.js';
 import type { McpAgentList, McpBus, McpTaskList } from './mcp-tool-context.js';
 import { registerTools } from './register-tools.js';
+import { StdioTransport } from './stdio-transport.js';
 
 /** Lease of a `receive` that names none: long, because one model turn on a message can take minutes. */
 export const DEFAULT_MCP_LEASE_MS = 600_000;
@@ -103,7 +103,7 @@ export class McpAgentServer implements AsyncDisposable {
     output.on('error', this.#onOutputError);
     this.#mcp.server.onclose = this.#onGone;
     this.#mcp.server.onerror = (err) => this.#log.warn({ err }, 'MCP transport error');
-    this.#transport = new DrainingTransport(new StdioServerTransport(input, output), this.#options.clock);
+    this.#transport = new DrainingTransport(new StdioTransport({ input, output }), this.#options.clock);
     await this.#mcp.connect(this.#transport);
     this.#log.info('MCP server serving on stdio');
   }
