@@ -101,7 +101,8 @@ async function startDashboardHub(dir: string): Promise<{ hub: ConfiguredHub; bas
     store: `sqlite:${db}`,
     log: { level: 'silent' },
     bus: { leaseMs: HOUR_MS },
-    gateways: { http: { enabled: true, port: 0 } },
+    // The bench's own loopback hub: no token, so the page and the fetches measure the dashboard alone.
+    gateways: { http: { enabled: true, port: 0, auth: 'none' } },
   });
   const hub = await startConfiguredHub({
     config,
@@ -111,7 +112,7 @@ async function startDashboardHub(dir: string): Promise<{ hub: ConfiguredHub; bas
     clock,
     ids: createIdGenerator(clock),
     installed: new Set(),
-    gateways: { http: httpSetup(config, dir) },
+    gateways: { http: httpSetup(config, dir, {}) },
   });
   const http = hub.byKind.http;
   if (http === undefined) throw new Error('the hub started without its HTTP gateway');

@@ -11,6 +11,8 @@ export const DEFAULT_RETRY_CAP_MS = 300_000;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_POLL_INTERVAL_MS = 25;
 export const DEFAULT_HTTP_PORT = 7420;
+/** Runs the dashboard's `POST /api/runs` may have going at once. */
+export const DEFAULT_MAX_CONCURRENT_RUNS = 2;
 
 const agentName = z.string().regex(MAILBOX_NAME_PATTERN, 'invalid agent name');
 const port = z.number().int().min(0).max(65535);
@@ -55,9 +57,25 @@ const httpSchema = listenerSchema
     // The dashboard is on unless turned off: naming only a port or token must not switch it off.
     enabled: z.boolean().default(true),
     port: port.default(DEFAULT_HTTP_PORT),
+    /** The hub's secret; unset, each start makes a fresh one (left in the user's token folder). */
     token: httpTokenSchema.optional(),
+    /**
+     * `none` serves the API to anyone on this machine without a token (`musubi up --no-token`): only for a
+     * machine with one user, and warned about at start.
+     */
+    auth: z.enum(['token', 'none']).default('token'),
     /** Required (with `token`) to bind beyond loopback: the dashboard and the API reach the network. */
     networkAccess: z.boolean().default(false),
+    /** Runs started from the page (`POST /api/runs`) at once; one more is refused with 429. */
+    maxConcurrentRuns: z.number().int().min(1).max(64).default(DEFAULT_MAX_CONCURRENT_RUNS),
+  })
+  .refine((h) => h.auth === 'token' || h.token === undefined, {
+    message: 'gateways.http.auth: none contradicts gateways.http.token',
+    path: ['auth'],
+  })
+  .refine((h) => h.auth === 'token' || isLoopbackHost(h.host), {
+    message: 'gateways.http.auth: none is only allowed on loopback',
+    path: ['auth'],
   })
   .refine((h) => isLoopbackHost(h.host) || h.token !== undefined, {
     message: 'binding the HTTP gateway beyond loopback requires gateways.http.token',
@@ -69,6 +87,11 @@ const httpSchema = listenerSchema
       'on the network: set gateways.http.networkAccess: true to do it',
     path: ['networkAccess'],
   });
+
+/** `gateways.http` as the schema fills it in when musubi.yaml says nothing of it. */
+export function defaultHttpConfig(): z.output<typeof httpSchema> {
+  return httpSchema.parse({});
+}
 
 /** Why an agent_sync bind beyond loopback needs its own setting: the protocol has no authentication. */
 export const AGENT_SYNC_NETWORK_RISK =

@@ -165,6 +165,7 @@ function httpGateway(d: GatewayDeps, s: HttpSetup): HttpGateway {
     host: s.host,
     port: s.port,
     ...(s.token !== undefined && { token: s.token }),
+    ...(s.tokenDir !== undefined && { tokenDir: s.tokenDir }),
     ...(s.isNetworkAccessAllowed === true && { networkAccess: true }),
     urlFile: s.urlFile,
     tasks: s.tasks ?? createRegistryTaskSource(d.tasks),
@@ -179,6 +180,7 @@ function httpGateway(d: GatewayDeps, s: HttpSetup): HttpGateway {
       installed: d.installed,
       logger: d.logger,
       clock: d.clock,
+      ...(s.maxConcurrentRuns !== undefined && { maxConcurrentRuns: s.maxConcurrentRuns }),
     }),
   });
 }

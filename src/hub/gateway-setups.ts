@@ -1,5 +1,5 @@
 import type { Config } from '../core/config.schema.js';
-import { DEFAULT_HTTP_PORT } from '../core/config.schema.js';
+import { defaultHttpConfig } from '../core/config.schema.js';
 import type { MusubiError } from '../core/errors.js';
 import {
   AGENT_SYNC_DEFAULT_HOST,
@@ -7,6 +7,7 @@ import {
 } from '../gateways/agent-sync/agent-sync-gateway.js';
 import { parseAgentsList } from '../gateways/agent-sync/agents-list.js';
 import type { TaskSource, TeamSource } from '../gateways/http/http-ports.js';
+import { createHubToken, hubTokenDir } from '../gateways/http/hub-token.js';
 import { urlFilePath } from '../gateways/http/url-file.js';
 import { resolveRuntimeDir, resolveWorkspace } from '../gateways/ignite/ignite-paths.js';
 import type { IgniteSettings } from '../gateways/ignite/ignite-settings.js';
@@ -77,10 +78,15 @@ export interface NekoSetup {
 export interface HttpSetup {
   readonly host: string;
   readonly port: number;
+  /** Absent only when the user opted out (`auth: none`, `--no-token`). */
   readonly token?: string;
+  /** Where the token file goes (the user's runtime or state folder). */
+  readonly tokenDir?: string;
   /** `gateways.http.networkAccess`: a host beyond loopback is refused without it (and a token). */
   readonly isNetworkAccessAllowed?: boolean;
   readonly urlFile: string;
+  /** Runs started from the page at once (`gateways.http.maxConcurrentRuns`). */
+  readonly maxConcurrentRuns?: number;
   readonly tasks?: TaskSource;
   readonly teams?: readonly TeamSource[];
 }
@@ -158,21 +164,27 @@ export function nekoSetup(config: Config, env: Env, cwd: string): NekoSetup {
   return { settings: resolveNekoSettings(config.neko, env, cwd), isBridged: true };
 }
 
-/** The dashboard: `gateways.http` (127.0.0.1:7420 by default), its URL file beside a SQLite store. */
-export function httpSetup(config: Config, cwd: string): HttpSetup {
-  const http = config.gateways.http ?? {
-    enabled: true,
-    host: '127.0.0.1',
-    port: DEFAULT_HTTP_PORT,
-    networkAccess: false,
-  };
+/** The token a dashboard runs with: the configured one, none when opted out, else a fresh one. */
+function tokenOf(http: NonNullable<Config['gateways']['http']>): { token?: string } {
+  if (http.token !== undefined) return { token: http.token };
+  return http.auth === 'none' ? {} : { token: createHubToken() };
+}
+
+/**
+ * The dashboard: `gateways.http` (127.0.0.1:7420 by default), its URL file beside a SQLite store, its
+ * token (a fresh one per start unless configured or turned off) with its file in the user's token folder.
+ */
+export function httpSetup(config: Config, cwd: string, env: Env): HttpSetup {
+  const http = config.gateways.http ?? defaultHttpConfig();
   const store = parseStoreUrl(config.store, cwd);
   return {
     host: http.host,
     port: http.port,
-    ...(http.token !== undefined && { token: http.token }),
+    ...tokenOf(http),
+    tokenDir: hubTokenDir(env),
     isNetworkAccessAllowed: http.networkAccess,
     urlFile: urlFilePath({ cwd, ...(store.kind === 'sqlite' && { sqliteFile: store.path }) }),
+    maxConcurrentRuns: http.maxConcurrentRuns,
   };
 }
 
@@ -187,6 +199,6 @@ export async function setupsFromConfig(config: Config, env: Env, cwd: string): P
     ...(yadon?.enabled === true && { yadon: yadonSetup(config, env, cwd) }),
     ...(ignite?.enabled === true && { ignite: await igniteSetup(config, env, cwd) }),
     ...(config.neko?.enabled === true && { neko: nekoSetup(config, env, cwd) }),
-    ...(http?.enabled !== false && { http: httpSetup(config, cwd) }),
+    ...(http?.enabled !== false && { http: httpSetup(config, cwd, env) }),
   };
 }

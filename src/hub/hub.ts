@@ -110,8 +110,9 @@ export async function openHub(options: OpenHubOptions): Promise<Hub> {
 }
 
 /**
- * Starts the hub: config -> store -> bus -> gateways. If a gateway fails to start, everything
- * started so far is closed again and the error is rethrown.
+ * Starts the hub: config -> store -> bus -> gateways. If a gateway fails to start (before or after it
+ * listens), it and everything started before it are closed again and the error is rethrown, so the
+ * process can exit and a supervisor restart it.
  */
 export async function startHub(options: StartHubOptions): Promise<Hub> {
   const { config, logger, clock } = options;
@@ -133,8 +134,9 @@ export async function startHub(options: StartHubOptions): Promise<Hub> {
   try {
     gateways = options.gateways?.({ bus, tasks, config, logger, clock }) ?? [];
     for (const gateway of gateways) {
-      await gateway.start();
+      // A gateway that fails after it listened must be closed too: it is stopped with the others.
       started.push(gateway);
+      await gateway.start();
       logger.info({ gateway: gateway.name, address: gateway.address() }, 'gateway listening');
     }
   } catch (err) {

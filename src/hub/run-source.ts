@@ -1,6 +1,7 @@
 import type { RunView } from '../gateways/http/api-schemas.js';
 import type { RunSource } from '../gateways/http/http-ports.js';
 import type { Bus } from '../bus/bus.types.js';
+import { DEFAULT_MAX_CONCURRENT_RUNS } from '../core/config.schema.js';
 import { isMusubiError, MusubiError } from '../core/errors.js';
 import { Git } from '../runs/git.js';
 import { RunLedger, type RunRecord } from '../runs/run-record.js';
@@ -12,6 +13,8 @@ export interface RunSourceOptions extends Omit<RunExecutionOptions, 'onProgress'
   readonly bus: Bus;
   /** Where the hub runs; runs work on the repository holding it. */
   readonly cwd: string;
+  /** Runs going at once; a start or resume beyond it is refused with RUN_LIMIT_REACHED. Default 2. */
+  readonly maxConcurrentRuns?: number;
 }
 
 function viewOf(record: RunRecord, isActive: boolean): RunView {
@@ -36,6 +39,26 @@ export function createRunSource(o: RunSourceOptions): RunSource {
       (err: unknown) => ({ reason: err instanceof Error ? err.message : String(err) }),
     ));
   const view = (record: RunRecord): RunView => viewOf(record, active.has(record.id));
+  const limit = o.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS;
+  let starting = 0;
+  // Each run spends agent turns and runs its test command: a caller must not start them without bound.
+  // A start holds its place while it prepares, so requests racing in cannot all pass the check.
+  const withRoom = async <T>(work: () => Promise<T>): Promise<T> => {
+    if (active.size + starting >= limit) {
+      throw new MusubiError(
+        'RUN_LIMIT_REACHED',
+        `this hub already runs ${active.size + starting} run(s), its limit ` +
+          `(gateways.http.maxConcurrentRuns: ${limit}); stop one or wait for it to end`,
+        { details: { limit } },
+      );
+    }
+    starting += 1;
+    try {
+      return await work();
+    } finally {
+      starting -= 1;
+    }
+  };
 
   /** Runs `record` in the background; resolves once it is in the ledger, rejects if it never got there. */
   const launch = async (record: RunRecord, isNew: boolean): Promise<RunRecord> => {
@@ -77,11 +100,13 @@ export function createRunSource(o: RunSourceOptions): RunSource {
       return view(await ledger.get(id));
     },
     async start(request) {
-      const record = await prepareRun(
-        { ...o, signal: new AbortController().signal, onProgress: () => undefined },
-        { ...request, repo: o.cwd },
-      );
-      return view(await launch(record, true));
+      return withRoom(async () => {
+        const record = await prepareRun(
+          { ...o, signal: new AbortController().signal, onProgress: () => undefined },
+          { ...request, repo: o.cwd },
+        );
+        return view(await launch(record, true));
+      });
     },
     async stop(id) {
       const run = active.get(id);
@@ -98,12 +123,14 @@ export function createRunSource(o: RunSourceOptions): RunSource {
       if (active.has(id)) throw new MusubiError('RUN_ACTIVE', `run ${id} is already running here`);
       const record = await ledger.get(id);
       if (record.status === 'succeeded' || record.status === 'failed') return view(record);
-      try {
-        return view(await launch(record, false));
-      } catch (err) {
-        if (isMusubiError(err)) throw err;
-        throw new MusubiError('INTERNAL', `could not resume run ${id}`, { cause: err });
-      }
+      return withRoom(async () => {
+        try {
+          return view(await launch(record, false));
+        } catch (err) {
+          if (isMusubiError(err)) throw err;
+          throw new MusubiError('INTERNAL', `could not resume run ${id}`, { cause: err });
+        }
+      });
     },
   };
 }

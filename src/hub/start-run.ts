@@ -31,10 +31,10 @@ async function execute(o: StartRunOptions, record: RunRecord, isNew: boolean): P
       ...base,
       env: o.env,
       installed: o.installed,
-      gateways: { http: { ...httpSetup(base.config, record.repo), port: o.dashboardPort } },
+      gateways: { http: { ...httpSetup(base.config, record.repo, o.env), port: o.dashboardPort } },
     });
     hub = configured;
-    const url = configured.byKind.http?.url();
+    const url = configured.byKind.http?.loginUrl();
     if (url !== undefined) o.onDashboard?.(url);
   }
   try {

@@ -302,6 +302,51 @@ describe('runs from the page', () => {
     expect(await unknown.json()).toMatchObject({ code: 'RUN_NOT_FOUND' });
   });
 
+  it('refuses a run beyond gateways.http.maxConcurrentRuns with 429 RUN_LIMIT_REACHED', async () => {
+    const repo = await tempDir('musubi-page-cap-');
+    const git = (...args: string[]): string =>
+      execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' });
+    git('init', '-q');
+    await writeFile(join(repo, 'README.md'), 'hello\n');
+    git('add', '-A');
+    git('commit', '-qm', 'initial');
+    await using hub = await startHttpHub({
+      withBus: (bus) => {
+        const runners = scriptedRunners(bus);
+        return {
+          turns: runners.turns!,
+          runs: createRunSource({
+            bus,
+            cwd: repo,
+            config: configSchema.parse({}),
+            env,
+            installed: new Set(),
+            logger,
+            clock,
+            maxConcurrentRuns: 1,
+          }),
+        };
+      },
+    });
+    // Two starts racing in: one takes the only place, the other is refused before it does anything.
+    const [first, second] = await Promise.all([
+      postJson(`${hub.base}/api/runs`, { goal: 'sleep 20000', agent: 'scripted' }),
+      postJson(`${hub.base}/api/runs`, { goal: 'sleep 20000', agent: 'scripted' }),
+    ]);
+    expect([first.status, second.status].sort()).toEqual([202, 429]);
+    const refused = first.status === 429 ? first : second;
+    expect(refused.json).toMatchObject({ code: 'RUN_LIMIT_REACHED' });
+    const { run } = runReply.parse((first.status === 202 ? first : second).json);
+    expect(runsReply.parse(await getJson(`${hub.base}/api/runs`)).runs).toHaveLength(1);
+    const stopped = await postJson(`${hub.base}/api/runs/${run.id}/stop`, {});
+    expect(stopped.status).toBe(200);
+    // Its place is free again once it stopped.
+    const third = await postJson(`${hub.base}/api/runs`, { goal: 'sleep 20000', agent: 'scripted' });
+    expect(third.status).toBe(202);
+    const { run: again } = runReply.parse(third.json);
+    expect((await postJson(`${hub.base}/api/runs/${again.id}/stop`, {})).status).toBe(200);
+  });
+
   it('says why runs cannot start outside a repository', async () => {
     const dir = await tempDir('musubi-no-repo-');
     await using hub = await startHttpHub({

@@ -58,7 +58,9 @@ describe('musubi demo', () => {
       /retries +scribe: 2 retries with backoff, 1 dead-lettered, 1 retried from the dead letters/,
     );
     expect(run.stdout).toMatch(/time +\d+\.\d s/);
-    expect(run.stdout).toMatch(/dashboard +http:\/\/127\.0\.0\.1:\d+\/ \(stopped with the run/);
+    expect(run.stdout).toMatch(
+      /dashboard +http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43} \(stopped with the run/,
+    );
 
     // The scratch copy really changed, as the goal says; the bundled sample did not.
     const project = join(dir, 'state', 'project');

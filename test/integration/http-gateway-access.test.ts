@@ -49,10 +49,43 @@ describe('http gateway - REST', () => {
     expect(((await foreign.json()) as { code: string }).code).toBe('GATEWAY_FORBIDDEN');
     const own = await postJson(`${h.base}/api/say`, { to: 'x', text: 'y' }, { origin: h.base });
     expect(own.status).toBe(202);
+    // The page speaks as `human`: it may not forge a message from an agent.
+    const forged = await postJson(`${h.base}/api/say`, { to: 'x', text: 'y', from: 'worker-1' });
+    expect(forged.status).toBe(403);
+    expect(await forged.json()).toMatchObject({ code: 'GATEWAY_FORBIDDEN' });
+    const asHuman = await postJson(`${h.base}/api/say`, { to: 'x', text: 'y', from: 'human' });
+    expect(asHuman.status).toBe(202);
+    expect((await h.bus.peek('x')).map((m) => m.envelope.from)).toEqual(['human', 'human']);
     expect(await rawGet(h.base, '/api/health', 'rebind.example:80')).toBe(403);
     expect(await rawGet(h.base, '/api/health', `localhost:${new URL(h.base).port}`)).toBe(200);
     const missing = await getJson(`${h.base}/api/nothing`);
     expect(missing).toEqual({ status: 404, body: expect.objectContaining({ code: 'NOT_FOUND' }) });
+  });
+
+  it('answers ids of every length in its own error shape, and cancels a task with a 256-character id', async () => {
+    const h = await hub();
+    for (const length of [101, 200, 256]) {
+      const id = 'x'.repeat(length);
+      const reply = await getJson(`${h.base}/api/turns/${id}`);
+      expect(reply.status, `id of ${length}`).toBe(404);
+      expect(Object.keys(reply.body).sort()).toEqual(['code', 'message']);
+    }
+    const long = `${'t'.repeat(250)}-é` + 'z'.repeat(4);
+    expect(long).toHaveLength(256);
+    await h.tasks.put({ id: long, state: 'running' });
+    const cancelled = await fetch(`${h.base}/api/tasks/${encodeURIComponent(long)}/cancel`, {
+      method: 'POST',
+    });
+    expect(cancelled.status).toBe(200);
+    expect(h.tasks.get(long)?.state).toBe('cancelled');
+    // Longer than any id: refused by the route's schema, still in the documented shape.
+    const tooLong = await fetch(`${h.base}/api/tasks/${'y'.repeat(257)}/cancel`, { method: 'POST' });
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ code: 'GATEWAY_FRAME_INVALID' });
+    // Beyond even the router's limit: the framework's refusal answers in the same shape.
+    const huge = await fetch(`${h.base}/api/tasks/${'y'.repeat(5000)}/cancel`, { method: 'POST' });
+    expect(huge.status).toBe(414);
+    expect(Object.keys((await huge.json()) as object).sort()).toEqual(['code', 'message']);
   });
 
   it('needs the token when one is set: Bearer, or the cookie set by /?token=', async () => {
@@ -63,9 +96,10 @@ describe('http gateway - REST', () => {
     expect(
       (await fetch(`${h.base}/api/agents`, { headers: { authorization: `Bearer ${token}` } })).status,
     ).toBe(200);
-    expect((await fetch(`${h.base}/?token=wrong-token-wrong-token`, { redirect: 'manual' })).status).toBe(
-      401,
-    );
+    // The page itself is public (it holds no data); a wrong token logs nobody in.
+    const wrong = await fetch(`${h.base}/?token=wrong-token-wrong-token`, { redirect: 'manual' });
+    expect(wrong.status).toBe(200);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
     const login = await fetch(`${h.base}/?token=${token}`, { redirect: 'manual' });
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe('/');

@@ -281,14 +281,20 @@ describe('musubi run', { timeout: 180_000 }, () => {
     const dir = await userRepo();
     const side = await tempDir('musubi-run-probe-');
     const probe = join(side, 'probe.js');
-    // A worker turn reads the dashboard's URL file and waits on its event stream for the run's own events.
+    // A worker turn reads the dashboard's URL file and the hub's token file (in the token folder of the
+    // user who started the run), and waits on its event stream for the run's own events.
+    const runtime = join(side, 'runtime');
     await writeFile(
       probe,
       [
         "const fs = require('fs');",
         'const { url } = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));',
+        'const tokenFile = process.argv[3] + "/musubi/hub-" + new URL(url).port + ".json";',
+        'const { token } = JSON.parse(fs.readFileSync(tokenFile, "utf8"));',
         'const ac = new AbortController();',
-        "fetch(url + 'api/events?after=0', { signal: ac.signal }).then(async (r) => {",
+        "const headers = { authorization: 'Bearer ' + token };",
+        "fetch(url + 'api/events?after=0', { signal: ac.signal, headers }).then(async (r) => {",
+        "  if (r.status !== 200) { console.error('events answered ' + r.status); process.exit(1); }",
         "  let text = '';",
         '  for await (const chunk of r.body) {',
         '    text += Buffer.from(chunk).toString();',
@@ -298,8 +304,13 @@ describe('musubi run', { timeout: 180_000 }, () => {
       ].join('\n'),
     );
     const urlFile = join(dir, '.git', 'musubi', 'dashboard.json');
-    const result = await run(dir, ['--dashboard', '--json', '--', `- run node ${probe} ${urlFile}`]);
-    expect(result.stderr).toMatch(/^dashboard: http:\/\/127\.0\.0\.1:\d+\//m);
+    const result = await musubi.run(
+      ['run', '--agent', 'scripted', '--repo', dir, '--dashboard', '--json', '--'].concat(
+        `- run node ${probe} ${urlFile} ${runtime}`,
+      ),
+      { cwd: dir, env: { ...env, XDG_RUNTIME_DIR: runtime }, timeoutMs: 120_000 },
+    );
+    expect(result.stderr).toMatch(/^dashboard: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/m);
     const out = JSON.parse(result.stdout) as RunJson;
     expect(out.status).toBe('succeeded');
     expect(git(dir, 'show', `${out.branch}:seen.txt`)).toBe('run.turn-started\n');

@@ -1,13 +1,30 @@
 import type { Command } from 'commander';
-import type { Config } from '../../core/config.schema.js';
+import { defaultHttpConfig, type Config } from '../../core/config.schema.js';
 import type { CliContext } from '../cli-context.js';
 import { parseNonNegativeInt } from '../option-parsers.js';
 import { untilStopSignal } from '../stop-signals.js';
 
-function withHttpPort(config: Config, port: number | undefined): Config {
-  if (port === undefined) return config;
-  const http = config.gateways.http ?? { enabled: true, host: '127.0.0.1', port, networkAccess: false };
-  return { ...config, gateways: { ...config.gateways, http: { ...http, enabled: true, port } } };
+/** Shown once when the API is served without a token, on stderr where an operator looks. */
+const NO_TOKEN_WARNING =
+  'musubi: warning: --no-token: every user of this machine can drive this hub (start runs, read every ' +
+  'transcript); use it only on a machine with one user\n';
+
+/** The config with the flags of `musubi up` applied: `--http-port`, `--no-token`. */
+function withHttpFlags(config: Config, flags: { httpPort?: number; token?: boolean }): Config {
+  if (flags.httpPort === undefined && flags.token !== false) return config;
+  const http = config.gateways.http ?? defaultHttpConfig();
+  return {
+    ...config,
+    gateways: {
+      ...config.gateways,
+      http: {
+        ...http,
+        enabled: true,
+        ...(flags.httpPort !== undefined && { port: flags.httpPort }),
+        ...(flags.token === false && { auth: 'none' as const, token: undefined }),
+      },
+    },
+  };
 }
 
 /** Registers `musubi up`: start the hub (store, bus, enabled gateways, dashboard) until SIGINT or SIGTERM. */
@@ -22,8 +39,13 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
       'serve the dashboard on this port (0: any free port)',
       parseNonNegativeInt('--http-port'),
     )
-    .action(async (flags: { httpPort?: number }) => {
-      const config = withHttpPort(await ctx.loadConfig(), flags.httpPort);
+    .option(
+      '--no-token',
+      'serve the dashboard API without a token (every local user can then drive the hub; warned)',
+    )
+    .action(async (flags: { httpPort?: number; token?: boolean }) => {
+      const config = withHttpFlags(await ctx.loadConfig(), flags);
+      if (config.gateways.http?.auth === 'none') ctx.stderr.write(NO_TOKEN_WARNING);
       const [{ startConfiguredHub }, { installedBackends }, clockMod, idsMod, storeMod] = await Promise.all([
         import('../../hub/start-configured-hub.js'),
         import('../../agents/selection/installed-backends.js'),
@@ -49,7 +71,8 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
         const shown =
           address.kind === 'tcp' ? `${address.host}:${address.port}` : `${address.kind} ${address.path}`;
         ctx.stdout.write(`  ${g.name}: ${shown}\n`);
-        if ('url' in g && typeof g.url === 'function') ctx.stdout.write(`  dashboard: ${String(g.url())}\n`);
+        // Printed once, as Jupyter does: the token in it logs the browser in (a cookie), then leaves the URL.
+        if (g === hub.byKind.http) ctx.stdout.write(`  dashboard: ${hub.byKind.http.loginUrl()}\n`);
       }
       await untilStopSignal();
       ctx.stdout.write('musubi hub stopping\n');

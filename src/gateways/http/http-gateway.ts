@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { AgentDirectory } from '../../bus/agent-directory.js';
 import type { Bus } from '../../bus/bus.types.js';
 import type { Clock } from '../../core/clock.js';
@@ -10,7 +10,8 @@ import { assertMailboxName } from '../../core/names.js';
 import type { Gateway, GatewayAddress } from '../gateway.js';
 import { registerAgentsRoute } from './agents-route.js';
 import { ConnectionTracker } from './connection-tracker.js';
-import { defaultDashboardDir, loadDashboardAssets } from './dashboard-assets.js';
+import { DASHBOARD_FILES, defaultDashboardDir, loadDashboardAssets } from './dashboard-assets.js';
+import { hubTokenPath, removeHubTokenFile, writeHubTokenFile } from './hub-token.js';
 import { lastEventCursor } from './event-tail.js';
 import { registerEventsRoute, type EventStreamLimits } from './events-route.js';
 import { toHttpErrorReply } from './http-error-reply.js';
@@ -39,6 +40,13 @@ const DEFAULT_STREAM_LIMITS: EventStreamLimits = {
 /** How long a stop lets requests in flight finish before dropping their sockets. */
 const STOP_GRACE_MS = 5_000;
 const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,512}$/;
+/**
+ * Longest path parameter the router takes. Ids are checked by the routes' own schemas (up to 256
+ * characters, each up to 12 bytes percent-encoded), so fastify's own limit (100) must never answer first.
+ */
+const MAX_PARAM_LENGTH = 4096;
+/** What a GET reaches without the token: the page's files (no data in them) and the health check. */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set([...Object.keys(DASHBOARD_FILES), '/api/health']);
 
 /** Collaborators and settings of {@link createHttpGateway}. */
 export interface HttpGatewayOptions {
@@ -52,7 +60,16 @@ export interface HttpGatewayOptions {
   readonly host?: string;
   /** Default 7420; 0 picks a free port. */
   readonly port?: number;
+  /**
+   * Required on every route but the page's files and `/api/health` when set. The hub always sets one
+   * (a fresh one per start unless the config names it) unless the user opted out.
+   */
   readonly token?: string;
+  /**
+   * A folder only this user can read (see `hubTokenDir`): after listen the gateway leaves its URL and
+   * token there as `hub-<port>.json` (0600) for the CLI commands that talk to it; removed on stop.
+   */
+  readonly tokenDir?: string;
   /** Allows a host beyond loopback (with `token`): the dashboard and its API are then on the network. */
   readonly networkAccess?: boolean;
   /** Default: an AgentDirectory over `bus`. */
@@ -82,6 +99,8 @@ export interface HttpGateway extends Gateway {
    * loopback address. Throws GATEWAY_UNAVAILABLE before start.
    */
   url(): string;
+  /** {@link url} with `?token=` when the gateway needs one: the address to open once in a browser. */
+  loginUrl(): string;
 }
 
 function checkOptions(o: HttpGatewayOptions): { host: string; port: number } {
@@ -111,6 +130,10 @@ function checkOptions(o: HttpGatewayOptions): { host: string; port: number } {
   }
   if (o.sayFrom !== undefined) assertMailboxName(o.sayFrom);
   return { host, port };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function listenError(err: unknown, host: string, port: number): MusubiError {
@@ -150,11 +173,18 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
     const server = Fastify({
       logger: false,
       bodyLimit: options.bodyLimitBytes ?? DEFAULT_HTTP_BODY_LIMIT_BYTES,
+      routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
       clientErrorHandler: clientErrorHandler((message) => ({ code: 'GATEWAY_FRAME_INVALID', message })),
+      // The router's own refusals (a malformed URL, an over-long parameter) answer in our shape too.
+      frameworkErrors: (err, _request, reply: FastifyReply) => {
+        const { status, body } = toHttpErrorReply(err);
+        void reply.code(status).send(body);
+      },
     });
     const guard = new RequestGuard({
       host,
       port: () => bound?.port ?? port,
+      publicPaths: PUBLIC_PATHS,
       ...(options.token === undefined ? {} : { token: options.token }),
     });
     server.addHook('onRequest', async (request, reply) => {
@@ -204,6 +234,30 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
     return server;
   };
 
+  const loginUrl = (): string =>
+    options.token === undefined ? url() : `${url()}?token=${encodeURIComponent(options.token)}`;
+
+  const tokenFile = (): string | undefined =>
+    options.tokenDir === undefined || options.token === undefined || bound === undefined
+      ? undefined
+      : hubTokenPath(options.tokenDir, bound.port);
+
+  /** What the gateway leaves for the CLI once it listens: the URL file, the token file. */
+  const announce = async (): Promise<void> => {
+    if (options.urlFile !== undefined) {
+      await writeUrlFile(options.urlFile, {
+        url: url(),
+        needsToken: options.token !== undefined,
+        pid: process.pid,
+        startedAt: options.clock.now(),
+      });
+    }
+    const file = tokenFile();
+    if (file !== undefined && options.tokenDir !== undefined && options.token !== undefined) {
+      await writeHubTokenFile(file, options.tokenDir, { url: url(), token: options.token, pid: process.pid });
+    }
+  };
+
   const start = async (): Promise<void> => {
     const server = await build();
     tracker = new ConnectionTracker(server.server);
@@ -215,6 +269,15 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
     }
     app = server;
     bound = server.server.address() as AddressInfo;
+    try {
+      await announce();
+    } catch (err) {
+      // A gateway that cannot tell the CLI where it is must not stay half up: close the port again.
+      await stop().catch(() => undefined); // the announce error is the one to report
+      throw new MusubiError('GATEWAY_UNAVAILABLE', `the dashboard could not start: ${errorText(err)}`, {
+        cause: err,
+      });
+    }
     log.info({ url: url() }, 'dashboard listening');
     if (!isLoopbackHost(host)) {
       log.warn(
@@ -222,19 +285,12 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
         'the dashboard and its API listen beyond loopback (networkAccess): the token guards them',
       );
     }
-    if (options.urlFile !== undefined) {
-      await writeUrlFile(options.urlFile, {
-        url: url(),
-        needsToken: options.token !== undefined,
-        pid: process.pid,
-        startedAt: options.clock.now(),
-      });
-    }
   };
 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      await starting?.catch(() => undefined);
+      // A stop from inside a failing start must not wait for that start.
+      if (app === undefined) await starting?.catch(() => undefined);
       for (const stream of streams) stream.close();
       const failures: unknown[] = [];
       tracker?.drain();
@@ -245,6 +301,9 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
       if (options.urlFile !== undefined && bound !== undefined) {
         await removeUrlFile(options.urlFile, url()).catch((err: unknown) => failures.push(err));
       }
+      const file = tokenFile();
+      if (file !== undefined)
+        await removeHubTokenFile(file, url()).catch((err: unknown) => failures.push(err));
       if (failures.length > 0) throw new AggregateError(failures, 'HTTP gateway stop had failures');
     })();
     return stopping;
@@ -264,6 +323,7 @@ export function createHttpGateway(options: HttpGatewayOptions): HttpGateway {
       return { kind: 'tcp', host: bound.address, port: bound.port };
     },
     url,
+    loginUrl,
     stop,
     [Symbol.asyncDispose]: stop,
   };

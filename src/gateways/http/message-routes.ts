@@ -183,7 +183,8 @@ async function messageDetail(ctx: RouteContext, messageId: string): Promise<Mess
  * - `GET /api/inbox?after=&limit=` → `{ cursor, items }`: the messages sent to the human, newest last,
  *   each with a kind and a one-line title.
  * - `POST /api/say` `{ to: name | "*", text, from?, type?, thread? }` → 202 `{ sent: [{ to, id }] }`:
- *   a human message to one agent or to every agent in the directory (NOT_FOUND when there is none).
+ *   a human message to one agent or to every agent in the directory (NOT_FOUND when there is none); it is
+ *   always from the page's sender (`human`): a `from` naming anyone else is GATEWAY_FORBIDDEN (403).
  */
 export function registerMessageRoutes(ctx: RouteContext): void {
   ctx.app.get('/api/messages', async (request): Promise<MessagesReply> => {
@@ -248,7 +249,14 @@ export function registerMessageRoutes(ctx: RouteContext): void {
     if (Buffer.byteLength(body.text, 'utf8') > MAX_BODY_BYTES) {
       throw new MusubiError('GATEWAY_FRAME_TOO_LARGE', 'text too large');
     }
-    const from = body.from ?? ctx.sayFrom;
+    // The page speaks for one person: writing as an agent would forge that agent's messages.
+    if (body.from !== undefined && body.from !== ctx.sayFrom) {
+      throw new MusubiError(
+        'GATEWAY_FORBIDDEN',
+        `the dashboard writes as ${ctx.sayFrom}; it may not send as ${body.from}`,
+      );
+    }
+    const from = ctx.sayFrom;
     const input = {
       from,
       type: body.type ?? 'say',

@@ -60,17 +60,48 @@ describe('request guard', () => {
     expect(guard.check(req('GET', '/api/agents', { host, authorization: `Bearer ${token}` }))).toEqual({
       kind: 'pass',
     });
-    expect(guard.check(req('GET', '/app.js', { host, cookie: `a=b; musubi_token=${token}` }))).toEqual({
+    expect(guard.check(req('GET', '/api/x', { host, cookie: `a=b; musubi_token_7420=${token}` }))).toEqual({
       kind: 'pass',
     });
+    // A cookie of another port's hub (browsers send cookies to every port of a host) is not this one's.
+    expect(
+      codeOf(() => guard.check(req('GET', '/api/x', { host, cookie: `musubi_token_7421=${token}` }))),
+    ).toBe('GATEWAY_UNAUTHORIZED');
     expect(guard.check(req('GET', `/?token=${token}`, { host }))).toEqual({
       kind: 'login',
-      setCookie: `musubi_token=${token}; HttpOnly; SameSite=Strict; Path=/`,
+      setCookie: `musubi_token_7420=${token}; HttpOnly; SameSite=Strict; Path=/`,
       location: '/',
     });
     expect(codeOf(() => guard.check(req('GET', `/api/agents?token=${token}`, { host })))).toBe(
       'GATEWAY_UNAUTHORIZED',
     );
+  });
+
+  it('lets a GET or HEAD of a public path through without the token, and nothing else', () => {
+    const guard = new RequestGuard({
+      host: '127.0.0.1',
+      port: () => 7420,
+      token: 'abcdefghijklmnop-123',
+      publicPaths: new Set(['/', '/app.js', '/api/health']),
+    });
+    const host = '127.0.0.1:7420';
+    for (const [method, url] of [
+      ['GET', '/'],
+      ['HEAD', '/app.js'],
+      ['GET', '/api/health'],
+      ['GET', '/?token=wrong'],
+    ] as const) {
+      expect(guard.check(req(method, url, { host }))).toEqual({ kind: 'pass' });
+    }
+    for (const [method, url] of [
+      ['POST', '/'],
+      ['GET', '/api/turns'],
+      ['POST', '/api/runs'],
+      ['GET', '/api/health/../turns'],
+      ['GET', '/app.js/x'],
+    ] as const) {
+      expect(codeOf(() => guard.check(req(method, url, { host })))).toBe('GATEWAY_UNAUTHORIZED');
+    }
   });
 
   it('answers a request target that is no URL (`//`) 401 like any request without the token', () => {

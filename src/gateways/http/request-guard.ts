@@ -2,8 +2,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { isLoopbackHost } from '../../core/config.schema.js';
 import { MusubiError } from '../../core/errors.js';
 
-/** The name of the cookie that carries the dashboard token after `/?token=` was opened once. */
-export const TOKEN_COOKIE = 'musubi_token';
+/**
+ * The name of the cookie that carries the dashboard token after `/?token=` was opened once. Browsers
+ * send a cookie to every port of a host, so the name holds the port: two hubs on one machine (each with
+ * its own token) do not overwrite each other's login.
+ */
+export function tokenCookieName(port: number): string {
+  return `musubi_token_${port}`;
+}
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -25,8 +31,13 @@ export interface RequestGuardOptions {
   readonly host: string;
   /** The bound port (known after listen). */
   readonly port: () => number;
-  /** Required on every request when set: Bearer header, cookie, or once as `/?token=`. */
+  /** Required on every request but the public ones when set: Bearer header, cookie, or once as `/?token=`. */
   readonly token?: string;
+  /**
+   * Paths a GET or HEAD reaches without the token: the page's static files (they hold no data; the page
+   * then asks for the token) and the health check. Everything else needs it.
+   */
+  readonly publicPaths?: ReadonlySet<string>;
 }
 
 function header(req: GuardedRequest, name: string): string | undefined {
@@ -50,8 +61,9 @@ function cookieValue(cookieHeader: string | undefined, name: string): string | u
  * Decides whether a request may run, before any route sees it.
  * - Loopback binds check `Host` (127.0.0.1, localhost or [::1] with the bound port), which defeats DNS
  *   rebinding: a foreign page cannot reach the API through a name that resolves to 127.0.0.1.
- * - With a token, every request needs it (compared in constant time); `GET /?token=<t>` sets an
- *   HttpOnly SameSite=Strict cookie and redirects to `/`, so the token leaves the address bar.
+ * - With a token, every request but a GET/HEAD of a public path needs it (compared in constant time);
+ *   `GET /?token=<t>` sets an HttpOnly SameSite=Strict cookie and redirects to `/`, so the token leaves
+ *   the address bar.
  * - Mutating methods with an `Origin` must come from the gateway's own origin; `Sec-Fetch-Site:
  *   cross-site` is refused too. Clients without Origin (curl, scripts) pass: browsers always send it.
  * Throws GATEWAY_FORBIDDEN (403) or GATEWAY_UNAUTHORIZED (401).
@@ -71,19 +83,25 @@ export class RequestGuard {
     if (isLoopbackHost(this.#options.host)) this.#checkHost(hostHeader);
     if (!SAFE_METHODS.has(req.method)) this.#checkOrigin(req, hostHeader);
     if (this.#tokenDigest === undefined) return { kind: 'pass' };
-    if (this.#isValidToken(this.#presentedToken(req))) return { kind: 'pass' };
     // A request target URL cannot parse (say `//`) carries no token either.
     const url = URL.canParse(req.url, 'http://gateway.invalid')
       ? new URL(req.url, 'http://gateway.invalid')
       : null;
     if (req.method === 'GET' && url?.pathname === '/' && this.#isValidToken(url.searchParams.get('token'))) {
       // The cookie carries the configured token (schema-checked alphabet), never request text.
-      const setCookie = `${TOKEN_COOKIE}=${this.#options.token ?? ''}; HttpOnly; SameSite=Strict; Path=/`;
+      const name = tokenCookieName(this.#options.port());
+      const setCookie = `${name}=${this.#options.token ?? ''}; HttpOnly; SameSite=Strict; Path=/`;
       return { kind: 'login', setCookie, location: '/' };
+    }
+    if (this.#isValidToken(this.#presentedToken(req))) return { kind: 'pass' };
+    const isRead = req.method === 'GET' || req.method === 'HEAD';
+    if (isRead && url !== null && this.#options.publicPaths?.has(url.pathname) === true) {
+      return { kind: 'pass' };
     }
     throw new MusubiError(
       'GATEWAY_UNAUTHORIZED',
-      'this gateway needs its token (open the URL `musubi dashboard` prints: it carries the token)',
+      'this hub needs its token: open the URL `musubi up` printed, or the one `musubi dashboard` prints ' +
+        '(it carries the token); scripts send `Authorization: Bearer <token>` from the token file',
     );
   }
 
@@ -112,7 +130,7 @@ export class RequestGuard {
   #presentedToken(req: GuardedRequest): string | undefined {
     const auth = header(req, 'authorization');
     if (auth?.startsWith('Bearer ') === true) return auth.slice('Bearer '.length).trim();
-    return cookieValue(header(req, 'cookie'), TOKEN_COOKIE);
+    return cookieValue(header(req, 'cookie'), tokenCookieName(this.#options.port()));
   }
 
   #isValidToken(candidate: string | null | undefined): boolean {

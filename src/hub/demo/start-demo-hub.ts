@@ -9,6 +9,7 @@ import { MusubiError } from '../../core/errors.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
 import type { Gateway } from '../../gateways/gateway.js';
+import { createHubToken, hubTokenDir } from '../../gateways/http/hub-token.js';
 import { MANAGER_NAME, workerName } from '../../gateways/yadon/yadon-paths.js';
 import type { Hub } from '../hub.js';
 import { startConfiguredHub, type ConfiguredHub } from '../start-configured-hub.js';
@@ -92,6 +93,9 @@ export async function startDemoHub(o: StartDemoHubOptions): Promise<DemoHub> {
         http: {
           host: '127.0.0.1',
           port: o.dashboardPort,
+          // The demo's page guards its API like `musubi up`'s: a fresh token, in this user's token folder.
+          token: createHubToken(),
+          tokenDir: hubTokenDir(o.env),
           urlFile: o.paths.urlFile,
           tasks: demoTaskSource(o.progress),
           teams: [
@@ -118,7 +122,7 @@ export async function startDemoHub(o: StartDemoHubOptions): Promise<DemoHub> {
       runnerFor: (agent) => hub.runners.runnerFor(agent, { tier: demoTier(agent) }),
       socketDir,
       agentSync: tcpTarget(agentSync),
-      dashboardUrl: http.url(),
+      dashboardUrl: http.loginUrl(),
       close,
       [Symbol.asyncDispose]: close,
     };
