@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createIdGenerator } from '../../core/ids.js';
 import { createSilentLogger } from '../../core/logger.js';
+import { SecretMask } from '../../core/secret-mask.js';
 import { memoryBus } from '../../../test/fixtures/memory-bus.js';
 import type { AgentRunResult, AgentRunner } from '../agent-runner.js';
 import { TurnLog } from './turn-log.js';
@@ -20,7 +21,7 @@ const result = (over: Partial<AgentRunResult> = {}): AgentRunResult => ({
   ...over,
 });
 
-function setup(options: { retention?: number; maxEntries?: number } = {}) {
+function setup(options: { retention?: number; maxEntries?: number; secretMask?: SecretMask } = {}) {
   const { bus, clock } = memoryBus();
   const log = new TurnLog({
     kv: bus.kv,
@@ -36,6 +37,15 @@ function setup(options: { retention?: number; maxEntries?: number } = {}) {
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('TurnLog', () => {
+  it('records the prompt with its secrets masked, and counts it as the agent got it', async () => {
+    const key = 'sk-ant-FAKE1234567890abcdef';
+    const { log } = setup({ secretMask: new SecretMask([key]) });
+    const turn = log.begin('alice', 'claude', { prompt: `retry with ${key}` });
+    await turn.finish({ result: result() });
+    const { turn: summary } = await log.get(turn.id);
+    expect(summary).toMatchObject({ prompt: 'retry with sk-ant-…[masked]', promptChars: 11 + key.length });
+  });
+
   it('records a turn: summary, numbered entries, activity while running, outcome at the end', async () => {
     const { bus, clock, log } = setup();
     const turn = log.begin('alice', 'claude', {
