@@ -117,8 +117,10 @@ async function start(api: ApiClient, controller: PageController, delayMs = RETRY
     setTimeout(() => void start(api, controller, Math.min(delayMs * 2, 30_000)), delayMs);
     return;
   }
+  // Opened without the token (or with one of an earlier start): the page shows how to get it, no feed.
+  if (controller.isLocked) return;
   let isFirstOpen = true;
-  new EventFeed(cursor, {
+  const feed = new EventFeed(cursor, {
     onEvent: (event) => controller.onEvent(event),
     onStatus: (status) => controller.setFeed(status),
     onOpen: (isReset) => {
@@ -129,6 +131,7 @@ async function start(api: ApiClient, controller: PageController, delayMs = RETRY
       if (!isFirst || isReset) void controller.refreshAll();
     },
   });
+  controller.onLocked(() => feed.close());
 }
 
 const api = new ApiClient();

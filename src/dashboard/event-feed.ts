@@ -33,6 +33,7 @@ export class EventFeed {
   #cursor: number;
   #retryMs = RETRY_START_MS;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #isClosed = false;
 
   constructor(cursor: number, handlers: EventFeedHandlers) {
     this.#cursor = cursor;
@@ -40,7 +41,16 @@ export class EventFeed {
     this.#open();
   }
 
+  /** Stops the feed for good: closes the stream and cancels a pending reconnect. Idempotent. */
+  close(): void {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#isClosed = true;
+    this.#source?.close();
+  }
+
   #open(): void {
+    if (this.#isClosed) return;
     const handlers = this.#handlers;
     handlers.onStatus(this.#source === undefined ? 'connecting' : 'reconnecting');
     const source = new EventSource(`/api/events?after=${this.#cursor}`, { withCredentials: true });
@@ -55,7 +65,7 @@ export class EventFeed {
     source.addEventListener('error', () => {
       // Close at once: left open, the browser would retry every second while the hub is down.
       source.close();
-      if (this.#source !== source || this.#retryTimer !== undefined) return;
+      if (this.#isClosed || this.#source !== source || this.#retryTimer !== undefined) return;
       handlers.onStatus('reconnecting');
       this.#retryTimer = setTimeout(() => {
         this.#retryTimer = undefined;

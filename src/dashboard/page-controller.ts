@@ -12,6 +12,7 @@ import { RefreshScheduler } from './refresh-scheduler.js';
 import type { RunActions } from './run-facts.js';
 import { loadSnapshot, TOPICS, type Section, type Topic } from './snapshot-loader.js';
 import { TimelineView } from './timeline-view.js';
+import { isTokenRefusal, renderTokenNeeded } from './token-needed-view.js';
 import type { ViewName } from './view-tabs.js';
 import { anyReply, runReply, sayReply, type BusEvent, type InboxItem } from '../gateways/http/api-schemas.js';
 
@@ -44,6 +45,9 @@ export class PageController {
   #frame = 0;
   /** When the live feed went down (the page's data may be old since then); undefined while live. */
   #staleSince: number | undefined;
+  /** True once the hub refused the page's token: the views are replaced by the notice, nothing reloads. */
+  #isLocked = false;
+  readonly #onLocked = new Set<() => void>();
 
   /** `onAgentsLoaded` runs after each agent list refresh (the say form's recipients follow it). */
   constructor(api: ApiClient, onAgentsLoaded: () => void) {
@@ -51,7 +55,10 @@ export class PageController {
     this.#onAgentsLoaded = onAgentsLoaded;
     this.#refresh = new RefreshScheduler<Topic>({
       run: (topic) => this.#load(topic),
-      onError: (topic, err) => this.toast(`Could not load ${topic}: ${errorText(err)}`, 'error'),
+      onError: (topic, err) => {
+        if (isTokenRefusal(err)) this.lockForToken();
+        else this.toast(`Could not load ${topic}: ${errorText(err)}`, 'error');
+      },
       delayMs: 120,
     });
     this.#drawer = new Drawer({
@@ -67,7 +74,10 @@ export class PageController {
       stop: (id) => void this.#runAction(id, 'stop'),
       resume: (id) => void this.#runAction(id, 'resume'),
     };
-    const onError = (err: unknown): void => this.toast(errorText(err), 'error');
+    const onError = (err: unknown): void => {
+      if (isTokenRefusal(err)) this.lockForToken();
+      else this.toast(errorText(err), 'error');
+    };
     this.#open = new DrawerOpeners({
       api,
       state: this.state,
@@ -108,9 +118,35 @@ export class PageController {
     });
   }
 
-  /** Loads every snapshot (at start-up and on each reconnect). */
+  /** Loads every snapshot (at start-up and on each reconnect); nothing once the token was refused. */
   async refreshAll(): Promise<void> {
+    if (this.#isLocked) return;
     await Promise.all(TOPICS.map((t) => this.#refresh.now(t)));
+  }
+
+  /** True once the hub refused the page's token (see {@link lockForToken}). */
+  get isLocked(): boolean {
+    return this.#isLocked;
+  }
+
+  /** Runs `listener` once when the page locks (the live feed stops). */
+  onLocked(listener: () => void): void {
+    this.#onLocked.add(listener);
+  }
+
+  /**
+   * The hub refused the page's token (opened without it, or the hub restarted with a new one): shows
+   * one notice saying how to open the page with its token instead of an error per panel. Idempotent.
+   */
+  lockForToken(): void {
+    if (this.#isLocked) return;
+    this.#isLocked = true;
+    const tabs = document.querySelector<HTMLElement>('nav.tabs');
+    renderTokenNeeded({
+      main: byId('main'),
+      hidden: [byId('feed-status'), byId('stats'), ...(tabs === null ? [] : [tabs])],
+    });
+    for (const listener of this.#onLocked) listener();
   }
 
   /** Forgets the message log (the hub's event log was replaced); the next refresh reloads it. */

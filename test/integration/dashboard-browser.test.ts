@@ -30,6 +30,28 @@ describe.runIf(hasChromium)('dashboard - browser', () => {
     await page.context().close();
   });
 
+  it('says once that it needs its token when opened without it, and goes live from the /?token= URL', async () => {
+    const token = 'browser-token-0123456789abcdef';
+    const { hub, page } = await session.open({
+      hub: { token },
+      readySelector: '[data-testid="token-needed"]',
+    });
+    expect(await page.locator('[data-testid="token-needed"]').textContent()).toContain(
+      'This hub needs its token',
+    );
+    // One notice instead of an error per panel; the views are hidden behind it.
+    expect(await page.locator('.toast-error').count()).toBe(0);
+    expect(await page.locator('#view-overview').isHidden()).toBe(true);
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-token-needed.png') });
+    await page.goto(`${hub.base}/?token=${token}`);
+    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: 5_000 });
+    // The token left the address bar; the cookie carries it from now on.
+    expect(page.url()).toBe(`${hub.base}/`);
+    expect(await page.locator('[data-testid="agents-empty"]').isVisible()).toBe(true);
+    expect(problems.filter((p) => !p.includes('401'))).toEqual([]);
+  });
+
   it('shows a message sent on the bus within a second', async () => {
     const { hub, page } = await open();
     const { envelope } = await hub.bus.send({
