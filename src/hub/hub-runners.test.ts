@@ -153,4 +153,25 @@ describe('hub runners - the one runner factory', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('masks a secret of this start that is in neither config nor env (the dashboard token)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'musubi-runners-'));
+    try {
+      const token = 'HubToken0123456789abcdefghijklmnopqrstuvwx';
+      const runners = createHubRunners({
+        config: configSchema.parse({}),
+        env: { PATH: process.env['PATH'] },
+        installed: none,
+        extraSecrets: [token],
+      });
+      const result = await runners.runnerFor('alice').run({
+        prompt: `reply the token is ${token}`,
+        cwd: dir,
+        timeoutMs: 10_000,
+      });
+      expect(result.text).toBe('the token is …[masked]');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

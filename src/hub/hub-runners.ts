@@ -38,6 +38,8 @@ export interface HubRunnersOptions {
    * turns are not recorded (commands that run one turn and print it).
    */
   readonly recordTurns?: { readonly clock: Clock; readonly ids: IdGenerator; readonly logger: Logger };
+  /** Secrets of this start that are in neither config nor env (the dashboard's fresh token). */
+  readonly extraSecrets?: readonly string[];
 }
 
 /** The runners of one hub: one per agent, sharing a child reaper and per-backend concurrency limits. */
@@ -76,7 +78,7 @@ export function createHubRunners(options: HubRunnersOptions): HubRunners {
   const reaper = new ChildReaper();
   const limiter = new ConcurrencyLimiter({ limits: config.agentConcurrency });
   const runners = new Map<string, AgentRunner>();
-  const secretMask = new SecretMask(knownSecrets({ config, env }));
+  const secretMask = new SecretMask([...knownSecrets({ config, env }), ...(options.extraSecrets ?? [])]);
   const record = options.recordTurns;
   const turns =
     record !== undefined && options.bus !== undefined

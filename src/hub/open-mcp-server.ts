@@ -1,5 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { AgentDirectory } from '../bus/agent-directory.js';
+import { knownSecrets } from '../agents/secrets/known-secrets.js';
+import { SecretMask } from '../core/secret-mask.js';
+import { withMaskedSends } from '../gateways/mcp/masked-bus.js';
 import { McpAgentServer } from '../gateways/mcp/mcp-agent-server.js';
 import { openHub, type OpenHubOptions } from './hub.js';
 
@@ -10,6 +13,11 @@ export interface OpenMcpServerOptions extends OpenHubOptions {
   readonly input: Readable;
   readonly output: Writable;
   readonly version: string;
+  /**
+   * The environment the agent CLI gave `musubi mcp` (its own): the secrets in it, and in the config,
+   * are masked in everything the agent sends.
+   */
+  readonly env: Readonly<Record<string, string | undefined>>;
   /** Default lease of the receive tool. */
   readonly leaseMs?: number;
 }
@@ -30,7 +38,7 @@ export async function openMcpServer(options: OpenMcpServerOptions): Promise<McpH
   const hub = await openHub(options);
   const server = new McpAgentServer({
     agent: options.agent,
-    bus: hub.bus,
+    bus: withMaskedSends(hub.bus, new SecretMask(knownSecrets({ config: options.config, env: options.env }))),
     directory: new AgentDirectory({ bus: hub.bus, clock: options.clock }),
     tasks: hub.tasks,
     clock: options.clock,

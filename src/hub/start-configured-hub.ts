@@ -65,6 +65,8 @@ export async function startConfiguredHub(options: StartConfiguredHubOptions): Pr
         bus,
         installed: options.installed,
         recordTurns: { clock, ids, logger },
+        // An agent runs as the hub's user and could read the dashboard's token file: never store it.
+        ...(setups.http?.token !== undefined && { extraSecrets: [setups.http.token] }),
         ...(options.runnerFlags !== undefined && { flags: options.runnerFlags }),
         ...(decorate !== undefined && {
           decorate: (agent: string, runner: AgentRunner) => decorate(agent, runner, directory),

@@ -42,12 +42,15 @@ function cliArgs(agent: string): string[] {
   return ['--import', TSX_LOADER, CLI_ENTRY, '--store', storeUrl, 'mcp', '--agent', agent];
 }
 
+/** An API key the agent CLI holds (so `musubi mcp`, its child, inherits it): never stored as sent. */
+const AGENT_KEY = 'sk-ant-api03-MCPKEY0123456789abcdef';
+
 async function startAgent(name: string): Promise<McpAgent> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: cliArgs(name),
     cwd: dir,
-    env: { ...getDefaultEnvironment(), NO_COLOR: '1' },
+    env: { ...getDefaultEnvironment(), NO_COLOR: '1', ANTHROPIC_API_KEY: AGENT_KEY },
     stderr: 'pipe',
   });
   let stderr = '';
@@ -138,6 +141,20 @@ describe('mcp - musubi mcp over stdio with the SDK client', () => {
 
     expect((await call(bob, 'ack', { deliveryId })).value).toEqual({ acked: true, deliveryId });
     expect((await call(bob, 'peek')).value).toMatchObject({ counts: { total: 0 }, messages: [] });
+  });
+
+  it('masks a secret the agent holds in what it sends, and stores nothing of it', async () => {
+    const sent = await call(alice, 'send', {
+      to: 'bob',
+      type: 'note',
+      body: `401 invalid x-api-key ${AGENT_KEY}`,
+    });
+    expect(sent.isError).toBe(false);
+    const received = await call(bob, 'receive', { timeoutMs: 2_000 });
+    expect(JSON.stringify(received.value)).toContain('401 invalid x-api-key sk-ant-…[masked]');
+    expect(JSON.stringify(received.value)).not.toContain(AGENT_KEY);
+    const { deliveryId } = deliverySchema.parse(received.value);
+    expect((await call(bob, 'ack', { deliveryId })).isError).toBe(false);
   });
 
   it('returns an empty result, not an error, when receive times out', async () => {

@@ -46,6 +46,7 @@ async function serve(ctx: CliContext, flags: McpFlags): Promise<void> {
     input: stdin,
     output: stdout,
     version,
+    env: ctx.env,
     ...(flags.lease === undefined ? {} : { leaseMs: flags.lease }),
   });
   const { server } = mcp;
