@@ -243,32 +243,43 @@ describe('turns and transcripts', () => {
   });
 });
 
+/** A git repository with one commit, and its `git`. */
+async function pageRepo(prefix: string): Promise<{ repo: string; git: (...args: string[]) => string }> {
+  const repo = await tempDir(prefix);
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' });
+  git('init', '-q');
+  await writeFile(join(repo, 'README.md'), 'hello\n');
+  git('add', '-A');
+  git('commit', '-qm', 'initial');
+  return { repo, git };
+}
+
+/** A hub whose page runs `musubi run` in `repo` on the scripted agent, its turns in the turn log. */
+function pageRunHub(repo: string, options: { readonly maxConcurrentRuns?: number } = {}) {
+  return startHttpHub({
+    withBus: (bus) => {
+      const runners = scriptedRunners(bus);
+      return {
+        turns: runners.turns!,
+        runs: createRunSource({
+          bus,
+          cwd: repo,
+          config: configSchema.parse({}),
+          env,
+          installed: new Set(),
+          logger,
+          clock,
+          ...options,
+        }),
+      };
+    },
+  });
+}
+
 describe('runs from the page', () => {
   it('starts a run in the hub repository, lists it and shows its subtasks', async () => {
-    const repo = await tempDir('musubi-page-run-');
-    const git = (...args: string[]): string =>
-      execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' });
-    git('init', '-q');
-    await writeFile(join(repo, 'README.md'), 'hello\n');
-    git('add', '-A');
-    git('commit', '-qm', 'initial');
-    await using hub = await startHttpHub({
-      withBus: (bus) => {
-        const runners = scriptedRunners(bus);
-        return {
-          turns: runners.turns!,
-          runs: createRunSource({
-            bus,
-            cwd: repo,
-            config: configSchema.parse({}),
-            env,
-            installed: new Set(),
-            logger,
-            clock,
-          }),
-        };
-      },
-    });
+    const { repo, git } = await pageRepo('musubi-page-run-');
+    await using hub = await pageRunHub(repo);
     const empty = runsReply.parse(await getJson(`${hub.base}/api/runs`));
     expect(empty).toEqual({ canStart: true, runs: [] });
 
@@ -303,31 +314,8 @@ describe('runs from the page', () => {
   });
 
   it('refuses a run beyond gateways.http.maxConcurrentRuns with 429 RUN_LIMIT_REACHED', async () => {
-    const repo = await tempDir('musubi-page-cap-');
-    const git = (...args: string[]): string =>
-      execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' });
-    git('init', '-q');
-    await writeFile(join(repo, 'README.md'), 'hello\n');
-    git('add', '-A');
-    git('commit', '-qm', 'initial');
-    await using hub = await startHttpHub({
-      withBus: (bus) => {
-        const runners = scriptedRunners(bus);
-        return {
-          turns: runners.turns!,
-          runs: createRunSource({
-            bus,
-            cwd: repo,
-            config: configSchema.parse({}),
-            env,
-            installed: new Set(),
-            logger,
-            clock,
-            maxConcurrentRuns: 1,
-          }),
-        };
-      },
-    });
+    const { repo } = await pageRepo('musubi-page-cap-');
+    await using hub = await pageRunHub(repo, { maxConcurrentRuns: 1 });
     // Two starts racing in: one takes the only place, the other is refused before it does anything.
     const [first, second] = await Promise.all([
       postJson(`${hub.base}/api/runs`, { goal: 'sleep 20000', agent: 'scripted' }),

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { MusubiError } from '../../core/errors.js';
+import { readHubRecord, removeHubRecord, writeHubRecord } from './hub-record-file.js';
 
 /** The environment a token folder is resolved from (the CLI's, never `process.env` read here). */
 export type TokenEnv = Readonly<Record<string, string | undefined>>;
@@ -73,28 +74,15 @@ async function privateDir(dir: string): Promise<void> {
  */
 export async function writeHubTokenFile(path: string, dir: string, record: HubTokenFile): Promise<void> {
   await privateDir(dir);
-  const temp = `${path}.${record.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: 'w' });
-  await rename(temp, path);
+  await writeHubRecord(path, record);
 }
 
 /** The record in `path`, or undefined when it is missing, unreadable (another user's) or not a record. */
-export async function readHubTokenFile(path: string): Promise<HubTokenFile | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return undefined; // no hub on that port left a token here, or the file is not ours to read
-  }
-  try {
-    return hubTokenFileSchema.safeParse(JSON.parse(text)).data;
-  } catch {
-    return undefined; // a torn or foreign file counts as absent
-  }
+export function readHubTokenFile(path: string): Promise<HubTokenFile | undefined> {
+  return readHubRecord(path, hubTokenFileSchema);
 }
 
 /** Removes the token file when it still belongs to `url` (a newer hub on the port may have replaced it). */
-export async function removeHubTokenFile(path: string, url: string): Promise<void> {
-  const current = await readHubTokenFile(path);
-  if (current?.url === url) await rm(path, { force: true });
+export function removeHubTokenFile(path: string, url: string): Promise<void> {
+  return removeHubRecord(path, url, hubTokenFileSchema);
 }

@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { readHubRecord, removeHubRecord, writeHubRecord } from './hub-record-file.js';
 
 /** The URL file's name. */
 export const URL_FILE_NAME = 'dashboard.json';
@@ -27,28 +28,15 @@ export type UrlFileRecord = z.infer<typeof urlFileSchema>;
 /** Writes the record atomically (temp file + rename), mode 0600. The token itself is never written. */
 export async function writeUrlFile(path: string, record: UrlFileRecord): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const temp = `${path}.${record.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-  await rename(temp, path);
+  await writeHubRecord(path, record);
 }
 
 /** The record in `path`, or undefined when the file is missing or not a valid record. */
-export async function readUrlFile(path: string): Promise<UrlFileRecord | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return undefined; // no file: no hub wrote one (or it stopped)
-  }
-  try {
-    return urlFileSchema.safeParse(JSON.parse(text)).data;
-  } catch {
-    return undefined; // a torn or foreign file counts as absent
-  }
+export function readUrlFile(path: string): Promise<UrlFileRecord | undefined> {
+  return readHubRecord(path, urlFileSchema);
 }
 
 /** Removes the file when it still holds `url` (a newer hub on the same store may have replaced it). */
-export async function removeUrlFile(path: string, url: string): Promise<void> {
-  const current = await readUrlFile(path);
-  if (current?.url === url) await rm(path, { force: true });
+export function removeUrlFile(path: string, url: string): Promise<void> {
+  return removeHubRecord(path, url, urlFileSchema);
 }
