@@ -27,6 +27,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   init: async () => (await import('./commands/init.js')).registerInitCommand,
   run: async () => (await import('./commands/run.js')).registerRunCommands,
   runs: async () => (await import('./commands/run.js')).registerRunCommands,
+  store: async () => (await import('./commands/store.js')).registerStoreCommands,
 };
 
 /** Global options that take a value, so the command name is found after them. */
