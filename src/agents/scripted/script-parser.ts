@@ -1,8 +1,14 @@
 import { splitShellWords } from '../../core/shell-quote.js';
 import { MusubiError } from '../../core/errors.js';
 
-/** One action of the scripted agent's instruction language (docs/agents.md). */
-export type ScriptInstruction =
+/**
+ * One action of the scripted agent's instruction language (docs/agents.md). `isTried` marks a step
+ * written after `try`: its failure is a failed tool call the script goes on past, as a real agent's
+ * refused or failed tool call is, instead of the end of the turn.
+ */
+export type ScriptInstruction = ScriptStep & { readonly isTried?: boolean };
+
+type ScriptStep =
   | {
       readonly op: 'write' | 'append';
       readonly path: string;
@@ -14,8 +20,21 @@ export type ScriptInstruction =
   | { readonly op: 'reply' | 'fail'; readonly text: string; readonly line: number }
   | { readonly op: 'sleep'; readonly ms: number; readonly line: number };
 
+/** The instructions `try` may precede: those that are tool calls. */
+const TRIABLE = ['write', 'append', 'mkdir', 'read', 'run'];
+
 /** The words that start an instruction line. Any other line is prose and ignored. */
-export const SCRIPT_KEYWORDS = ['write', 'append', 'mkdir', 'read', 'run', 'reply', 'fail', 'sleep'] as const;
+export const SCRIPT_KEYWORDS = [
+  'write',
+  'append',
+  'mkdir',
+  'read',
+  'run',
+  'reply',
+  'fail',
+  'sleep',
+  'try',
+] as const;
 
 const MAX_SLEEP_MS = 3_600_000;
 const HEREDOC = /^<<-?\s*'?([A-Za-z_][A-Za-z0-9_]*)'?$/;
@@ -49,19 +68,24 @@ function readHeredoc(lines: readonly string[], start: number, tag: string): { bo
 
 /**
  * Parses the scripted agent's instructions out of a prompt. A line is an instruction when its first
- * word is one of {@link SCRIPT_KEYWORDS}; every other line is prose and skipped. Throws
+ * word is one of {@link SCRIPT_KEYWORDS} (`try` only before a tool call: write, append, mkdir, read,
+ * run); every other line is prose and skipped. Throws
  * SCRIPT_INVALID (with the 1-based line) for a malformed instruction.
  */
 export function parseScript(prompt: string): ScriptInstruction[] {
   const lines = prompt.split(/\r?\n/);
   const out: ScriptInstruction[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i] ?? '';
     const line = i + 1;
+    const tried = /^\s*try(?:\s+(.*))?$/s.exec(lines[i] ?? '');
+    const raw = tried === null ? (lines[i] ?? '') : (tried[1] ?? '');
     const m = /^\s*([a-z]+)(?:\s+(.*))?$/s.exec(raw);
     const keyword = m?.[1];
+    // `try` before anything but a tool call is prose ("try to keep it short"), like any other line.
+    if (tried !== null && (keyword === undefined || !TRIABLE.includes(keyword))) continue;
     if (keyword === undefined || !(SCRIPT_KEYWORDS as readonly string[]).includes(keyword)) continue;
     const rest = (m?.[2] ?? '').trim();
+    const count = out.length;
     switch (keyword) {
       case 'write':
       case 'append': {
@@ -102,6 +126,8 @@ export function parseScript(prompt: string): ScriptInstruction[] {
         break;
       }
     }
+    const step = out[count];
+    if (tried !== null && step !== undefined) out[count] = { ...step, isTried: true };
   }
   return out;
 }

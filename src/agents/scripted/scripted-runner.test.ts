@@ -150,6 +150,37 @@ describe('scripted agent', () => {
     });
   });
 
+  it('goes on past a tried step that fails or leaves cwd, reporting it as a failed tool call (#34 item 6)', async () => {
+    const events: AgentRunEvent[] = [];
+    const result = await runner.run({
+      prompt: [
+        'try write ../outside.txt hi',
+        'try read nope.txt',
+        'try run node -e "process.exit(2)"',
+        'try to keep it short',
+        'reply could not write',
+      ].join('\n'),
+      cwd: dir,
+      timeoutMs: 10_000,
+      onEvent: (e) => events.push(e),
+    });
+    expect(result).toMatchObject({ exitCode: 0, isError: false, text: 'could not write' });
+    expect(existsSync(join(root, 'outside.txt'))).toBe(false);
+    const tools = events.filter((e) => e.type === 'tool' || e.type === 'tool_result');
+    expect(tools.map((e) => (e.type === 'tool' ? `${e.name}:${e.kind}` : String(e.isError)))).toEqual([
+      'write:edit',
+      'true',
+      'read:read',
+      'true',
+      'run:command',
+      'true',
+    ]);
+    expect(tools[1]).toMatchObject({
+      callId: 'step-1',
+      output: expect.stringMatching(/^PATH_OUTSIDE_CWD: /),
+    });
+  });
+
   it('fails with the given reason', async () => {
     const result = await run('reply starting\nfail cannot do this\nreply never');
     expect(result).toMatchObject({ exitCode: 1, isError: true, text: 'starting\ncannot do this' });

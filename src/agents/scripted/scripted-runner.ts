@@ -94,6 +94,8 @@ function emit(input: AgentRunInput, event: AgentRunEvent): void {
  *
  * `run` rejects before any action with SCRIPT_INVALID (malformed instruction), PATH_OUTSIDE_CWD (a path
  * leaving cwd, also through `..` or a symlink) or AGENT_FAILED (cwd missing); everything else resolves.
+ * A step after `try` is checked only when it runs: its failure (PATH_OUTSIDE_CWD included) is reported as
+ * a failed tool call (`tool_result` with `isError`) and the script goes on, its exit code untouched.
  */
 export class ScriptedRunner implements AgentRunner {
   readonly backend = 'scripted' as const;
@@ -125,7 +127,9 @@ export class ScriptedRunner implements AgentRunner {
           ? decompositionReply(prompt)
           : structuredNekoReply(prompt);
     const script = ignite?.script ?? (structured === undefined ? parseScript(input.prompt) : []);
-    for (const step of script) if ('path' in step) await resolveInsideCwd(input.cwd, step.path);
+    // A tried step's path is checked when it runs: leaving cwd is then its failed (refused) tool call.
+    for (const step of script)
+      if ('path' in step && step.isTried !== true) await resolveInsideCwd(input.cwd, step.path);
 
     emit(input, { type: 'started', pid: null, argv: ['scripted'] });
     const state: TurnState = {
@@ -146,7 +150,8 @@ export class ScriptedRunner implements AgentRunner {
       if (call !== undefined) emit(input, toolEvent(call));
       const outcome = await this.#step(step, input, signal, state).catch((err: unknown): StepOutcome => {
         const output = errorText(err);
-        if (!signal.aborted) {
+        if (step.isTried === true) state.actions.push(`${step.op} failed (${output})`);
+        else if (!signal.aborted) {
           state.isFailed = true;
           state.exitCode = 1;
           state.parts.push(output);
@@ -222,17 +227,17 @@ export class ScriptedRunner implements AgentRunner {
         await sleep(step.ms, undefined, { signal }).catch(() => undefined);
         return undefined;
       case 'run':
-        return this.#runCommand(step.argv, input, signal, state);
+        return this.#runCommand(step, input, signal, state);
     }
   }
 
   async #runCommand(
-    argv: readonly string[],
+    step: Extract<ScriptInstruction, { op: 'run' }>,
     input: AgentRunInput,
     signal: AbortSignal,
     state: TurnState,
   ): Promise<StepOutcome> {
-    const [command = '', ...args] = argv;
+    const [command = '', ...args] = step.argv;
     const env = buildChildEnv({
       source: this.#options.env,
       ...(this.#options.passEnv && { allow: this.#options.passEnv }),
@@ -258,7 +263,7 @@ export class ScriptedRunner implements AgentRunner {
     if (output !== '') state.parts.push(output);
     const action = `ran ${command} (exit ${proc.exitCode ?? proc.signal})`;
     state.actions.push(action);
-    if (proc.exitCode !== 0 && !signal.aborted) {
+    if (proc.exitCode !== 0 && !signal.aborted && step.isTried !== true) {
       state.exitCode = proc.exitCode ?? 1;
       state.isFailed = true;
     }
