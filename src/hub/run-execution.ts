@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { AgentBackend, AgentRunner } from '../agents/agent-runner.js';
 import { DEFAULT_STORE_URL, type Config } from '../core/config.schema.js';
 import { MusubiError } from '../core/errors.js';
 import { createIdGenerator } from '../core/ids.js';
 import { Git } from '../runs/git.js';
 import { executeRun, type RunProgress, type RunResult } from '../runs/run-engine.js';
+import { RunOwners } from '../runs/run-owner.js';
 import { newRunRecord, RunLedger, type RunRecord } from '../runs/run-record.js';
+import { repoFolderOf } from '../runs/repo-folder.js';
 import { RunWorktrees } from '../runs/worktrees.js';
 import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
 import { createHubRunners } from './hub-runners.js';
@@ -70,24 +73,27 @@ export async function repository(
 }
 
 /**
- * The store of runs: the configured one, or — when musubi.yaml, `--store` and MUSUBI_STORE leave it at
- * the default `sqlite:.musubi/bus.db` — a SQLite file in the repository's git directory, so a run never
- * adds a file to the user's working tree.
+ * The store URL of the runs of the repository whose top is `top`: the configured one, or — when
+ * musubi.yaml, `--store` and MUSUBI_STORE leave it at the default — the repository's own store
+ * `<top>/.musubi/bus.db`, the one `musubi up` and `musubi dashboard` open anywhere in the repository.
  */
-export function runStoreOf(config: Config, gitDir: string): string {
-  return config.store === DEFAULT_STORE_URL ? `sqlite:${gitDir}/musubi/runs.db` : config.store;
+export function runStoreOf(config: Config, top: string): string {
+  return config.store === DEFAULT_STORE_URL ? `sqlite:${join(repoFolderOf(top), 'bus.db')}` : config.store;
 }
 
-/** Where a run's hub lives: the repository, its git directory and the hub options over the run store. */
+/**
+ * Where a run's hub lives: the repository, its common git directory and the hub options over the run
+ * store. The hub works at the repository's top, where the default store resolves to the repository's
+ * own (see `parseStoreUrl`), whichever folder of it the run was started in.
+ */
 export async function runHubOptions(
   o: Pick<RunExecutionOptions, 'config' | 'env' | 'logger' | 'clock'>,
   repo: string,
 ): Promise<{ readonly gitDir: string; readonly hub: OpenHubOptions }> {
   const { gitDir, top } = await repository(new Git(o.env), repo);
-  const config = { ...o.config, store: runStoreOf(o.config, gitDir) };
   return {
     gitDir,
-    hub: { config, cwd: top, logger: o.logger, clock: o.clock, ids: createIdGenerator(o.clock) },
+    hub: { config: o.config, cwd: top, logger: o.logger, clock: o.clock, ids: createIdGenerator(o.clock) },
   };
 }
 
@@ -128,7 +134,9 @@ function runnersOf(
 
 /**
  * Runs `record` to its end on `bus` (whose KV holds the run ledger): a new run is recorded first, a
- * resumed one must be there. The worktrees live under `gitDir`.
+ * resumed one must be there. The worktrees live under `gitDir`. The run is claimed first (`RunOwners`):
+ * RUN_ACTIVE, before anything else happens, when another live process runs it; the claim is renewed
+ * while it runs (a run taken over by another process stops here) and released at the end.
  */
 export async function executeOnBus(
   o: RunExecutionOptions,
@@ -139,9 +147,36 @@ export async function executeOnBus(
 ): Promise<RunResult> {
   const git = new Git(o.env);
   const ledger = new RunLedger(bus.kv);
-  if (isNew) await ledger.create(record);
-  else await ledger.get(record.id);
-  o.onRecord?.(record);
+  // One owner per run: a second resumer is refused here, before any turn, worktree or record write.
+  const claim = await new RunOwners({ kv: bus.kv, clock: o.clock }).claim(record.id);
+  const stop = new AbortController();
+  const onStop = (): void => stop.abort(o.signal.reason);
+  const onLost = (): void => {
+    o.logger.error({ runId: record.id }, 'another process took this run over; stopping here');
+    stop.abort(claim.lost.reason);
+  };
+  if (o.signal.aborted) stop.abort(o.signal.reason);
+  o.signal.addEventListener('abort', onStop, { once: true });
+  claim.lost.addEventListener('abort', onLost, { once: true });
+  try {
+    if (isNew) await ledger.create(record);
+    else await ledger.get(record.id);
+    o.onRecord?.(record);
+    return await executeOwned({ ...o, signal: stop.signal }, record, { bus, gitDir, git, ledger });
+  } finally {
+    o.signal.removeEventListener('abort', onStop);
+    claim.lost.removeEventListener('abort', onLost);
+    await claim.release();
+  }
+}
+
+/** Runs `record` once this process owns it (see {@link executeOnBus}). */
+function executeOwned(
+  o: RunExecutionOptions,
+  record: RunRecord,
+  where: { readonly bus: Bus; readonly gitDir: string; readonly git: Git; readonly ledger: RunLedger },
+): Promise<RunResult> {
+  const { bus, gitDir, git, ledger } = where;
   const runners = runnersOf(o, bus, record);
   const testEnv = Object.fromEntries(
     Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined),

@@ -4,6 +4,7 @@ import type { Bus } from '../bus/bus.types.js';
 import { DEFAULT_MAX_CONCURRENT_RUNS } from '../core/config.schema.js';
 import { isMusubiError, MusubiError } from '../core/errors.js';
 import { Git } from '../runs/git.js';
+import { RunOwners } from '../runs/run-owner.js';
 import { RunLedger, type RunRecord } from '../runs/run-record.js';
 import { executeOnBus, prepareRun, repository, type RunExecutionOptions } from './run-execution.js';
 
@@ -38,7 +39,12 @@ export function createRunSource(o: RunSourceOptions): RunSource {
       (r) => ({ gitDir: r.gitDir }),
       (err: unknown) => ({ reason: err instanceof Error ? err.message : String(err) }),
     ));
-  const view = (record: RunRecord): RunView => viewOf(record, active.has(record.id));
+  const owners = new RunOwners({ kv: o.bus.kv, clock: o.clock });
+  // Running here, or in another process whose claim on it is alive (a `musubi run` in a terminal).
+  const isRunning = async (record: RunRecord): Promise<boolean> =>
+    active.has(record.id) ||
+    (record.status === 'running' && (await owners.holderOf(record.id)) !== undefined);
+  const view = async (record: RunRecord): Promise<RunView> => viewOf(record, await isRunning(record));
   const limit = o.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS;
   let starting = 0;
   // Each run spends agent turns and runs its test command: a caller must not start them without bound.
@@ -94,7 +100,7 @@ export function createRunSource(o: RunSourceOptions): RunSource {
       return 'reason' in found ? { canStart: false, reason: found.reason } : { canStart: true };
     },
     async list() {
-      return (await ledger.list()).map(view);
+      return Promise.all((await ledger.list()).map(view));
     },
     async get(id) {
       return view(await ledger.get(id));
@@ -122,6 +128,14 @@ export function createRunSource(o: RunSourceOptions): RunSource {
     async resume(id) {
       if (active.has(id)) throw new MusubiError('RUN_ACTIVE', `run ${id} is already running here`);
       const record = await ledger.get(id);
+      const holder = await owners.holderOf(id);
+      if (holder !== undefined) {
+        throw new MusubiError(
+          'RUN_ACTIVE',
+          `run ${id} is running in process ${holder.pid} on ${holder.host}; stop it there first`,
+          { details: { runId: id, host: holder.host, pid: holder.pid } },
+        );
+      }
       if (record.status === 'succeeded' || record.status === 'failed') return view(record);
       return withRoom(async () => {
         try {

@@ -20,6 +20,7 @@ import {
 } from '../../src/gateways/http/api-schemas.js';
 import { createHubRunners } from '../../src/hub/hub-runners.js';
 import { createRunSource } from '../../src/hub/run-source.js';
+import { RunOwners } from '../../src/runs/run-owner.js';
 import { startHttpHub } from '../fixtures/http-hub.js';
 import { openSse } from '../fixtures/sse-client.js';
 
@@ -333,6 +334,28 @@ describe('runs from the page', () => {
     expect(third.status).toBe(202);
     const { run: again } = runReply.parse(third.json);
     expect((await postJson(`${hub.base}/api/runs/${again.id}/stop`, {})).status).toBe(200);
+  });
+
+  it('refuses the page’s Resume of a run another live process owns with 409 RUN_ACTIVE', async () => {
+    const { repo } = await pageRepo('musubi-page-owned-');
+    await using hub = await pageRunHub(repo);
+    const started = await postJson(`${hub.base}/api/runs`, { goal: 'sleep 20000', agent: 'scripted' });
+    const { run } = runReply.parse(started.json);
+    expect((await postJson(`${hub.base}/api/runs/${run.id}/stop`, {})).status).toBe(200);
+    // A `musubi run --resume` in a terminal (another process: this test's, on this host) owns it now.
+    const terminal = new RunOwners({ kv: hub.bus.kv, clock, self: { host: 'elsewhere', pid: process.pid } });
+    const claim = await terminal.claim(run.id);
+    try {
+      const resumed = await postJson(`${hub.base}/api/runs/${run.id}/resume`, {});
+      expect(resumed.status).toBe(409);
+      expect(resumed.json).toMatchObject({ code: 'RUN_ACTIVE' });
+    } finally {
+      await claim.release();
+    }
+    // Released: the page may resume it.
+    const resumed = await postJson(`${hub.base}/api/runs/${run.id}/resume`, {});
+    expect(resumed.status).toBe(202);
+    expect((await postJson(`${hub.base}/api/runs/${run.id}/stop`, {})).status).toBe(200);
   });
 
   it('says why runs cannot start outside a repository', async () => {
