@@ -49,7 +49,7 @@ describe.runIf(hasChromium)('dashboard - the yadon agents and tasks of musubi up
     });
 
   /** `musubi up` with yadon (2 scripted workers) and the dashboard enabled, as startConfiguredHub builds it. */
-  async function startUp(): Promise<{ hub: Hub; socketDir: string; base: string }> {
+  async function startUp(): Promise<{ hub: Hub; socketDir: string; base: string; login: string }> {
     const dir = await mkdtemp('/tmp/dby-');
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const socketDir = join(dir, 's');
@@ -65,27 +65,31 @@ describe.runIf(hasChromium)('dashboard - the yadon agents and tasks of musubi up
     const hub = await startConfiguredHub({
       config,
       cwd: dir,
-      env: { PATH: process.env['PATH'] ?? '', LLM_BACKEND: 'scripted' },
+      env: { PATH: process.env['PATH'] ?? '', LLM_BACKEND: 'scripted', XDG_RUNTIME_DIR: dir },
       logger: createSilentLogger(),
       clock,
       ids: createIdGenerator(clock),
       installed: new Set(),
     });
     cleanups.push(() => hub.close());
-    const address = hub.gateways.find((g) => g.name === 'http')?.address();
-    if (address?.kind !== 'tcp') throw new Error('the dashboard should listen on TCP');
-    return { hub, socketDir, base: `http://127.0.0.1:${address.port}` };
+    const http = hub.byKind.http;
+    const address = http?.address();
+    if (http === undefined || address?.kind !== 'tcp') throw new Error('the dashboard should listen on TCP');
+    // The address `musubi up` prints: with the hub's token, which logs the page in.
+    return { hub, socketDir, base: `http://127.0.0.1:${address.port}`, login: http.loginUrl() };
   }
 
   /** Opens the dashboard of `base`, its files served from this test's fresh build (dist/ may be stale). */
-  async function openDashboard(base: string): Promise<{ page: Page; problems: string[] }> {
+  async function openDashboard(base: string, login: string): Promise<{ page: Page; problems: string[] }> {
     if (browser === undefined || assets === undefined) throw new Error('the suite has not started yet');
     const dir = assets.dir;
     const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
     cleanups.push(() => context.close());
     const page = await context.newPage();
     await page.route(
-      (url) => url.origin === base && DASHBOARD_FILES[url.pathname] !== undefined,
+      // The login URL (`/?token=`) goes to the hub, which sets the token cookie and redirects to `/`.
+      (url) =>
+        url.origin === base && DASHBOARD_FILES[url.pathname] !== undefined && !url.searchParams.has('token'),
       (route) => {
         const file = DASHBOARD_FILES[new URL(route.request().url()).pathname];
         return route.fulfill({ path: join(dir, file?.file ?? 'index.html'), contentType: file?.type ?? '' });
@@ -96,14 +100,14 @@ describe.runIf(hasChromium)('dashboard - the yadon agents and tasks of musubi up
     page.on('console', (m) => {
       if (m.type() === 'error') problems.push(`console: ${m.text()}`);
     });
-    await page.goto(`${base}/`);
+    await page.goto(login);
     await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: 5_000 });
     return { page, problems };
   }
 
   it('shows yadoran and yadon-N as agents and a yadon task that its Cancel button stops', async () => {
-    const { hub, socketDir, base } = await startUp();
-    const { page, problems } = await openDashboard(base);
+    const { hub, socketDir, base, login } = await startUp();
+    const { page, problems } = await openDashboard(base, login);
     for (const name of ['yadoran', 'yadon-1', 'yadon-2']) {
       const card = page.locator(`.agent-card.state-idle[data-agent="${name}"]`);
       await card.waitFor({ timeout: 5_000 });
@@ -145,7 +149,11 @@ describe.runIf(hasChromium)('dashboard - the yadon agents and tasks of musubi up
     await waitFor(() => !isTurnAlive('never'), 10_000, 'the agent turn to stop');
     expect(await hub.tasks.get(id)).toMatchObject({ state: 'cancelled' });
     // The hub's turn log has the turn, with how it ended.
-    const turns = (await (await fetch(`${base}/api/agents/yadon-1/turns`)).json()) as {
+    const token = new URL(login).searchParams.get('token') ?? '';
+    const authorization = { authorization: `Bearer ${token}` };
+    const turns = (await (
+      await fetch(`${base}/api/agents/yadon-1/turns`, { headers: authorization })
+    ).json()) as {
       turns: { subtask?: string; state: string; backend: string }[];
     };
     expect(turns.turns[0]).toMatchObject({ subtask: 'long-1', state: 'cancelled', backend: 'scripted' });
