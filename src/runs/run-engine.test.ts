@@ -3,7 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentRunInput } from '../agents/agent-runner.js';
+import type { AgentRunInput, AgentRunner } from '../agents/agent-runner.js';
+import { ScriptedRunner } from '../agents/scripted/scripted-runner.js';
 import { createSilentLogger } from '../core/logger.js';
 import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
 import { FakeAgentRunner } from '../../test/fakes/fake-agent-runner.js';
@@ -162,5 +163,96 @@ describe('run engine', () => {
         execFileSync('git', ['worktree', 'list'], { cwd: dir, encoding: 'utf8' }).trim().split('\n'),
       ).toHaveLength(1);
     }
+  });
+
+  describe('honest outcomes (#34 item 6)', () => {
+    /** The scripted agent as the workers, every prompt it gets recorded. */
+    function scriptedWorkers(prompts: string[]): AgentRunner {
+      const scripted = new ScriptedRunner({ env: { PATH: process.env['PATH'] } });
+      return {
+        backend: 'scripted',
+        available: () => scripted.available(),
+        run: (input) => {
+          prompts.push(input.prompt);
+          return scripted.run(input);
+        },
+      };
+    }
+
+    async function runPlan(phases: readonly { name: string; subtasks: { instruction: string }[] }[]) {
+      const { dir, head } = await repo();
+      const git = new Git(gitEnv);
+      const bus = memoryBus();
+      const ledger = new RunLedger(bus.bus.kv);
+      const prompts: string[] = [];
+      const progress: string[] = [];
+      await ledger.create(record(dir, head, {}));
+      const worker = scriptedWorkers(prompts);
+      const result = await executeRun(
+        {
+          ...deps(dir, ledger, [], git, bus),
+          managerRunner: new FakeAgentRunner(() => ({ text: JSON.stringify({ phases }) })),
+          workerRunner: () => worker,
+          onProgress: (p) => progress.push(p.kind),
+        },
+        await ledger.get('r1'),
+      );
+      const subtask = (instruction: string) =>
+        Object.values(result.record.subtasks).find((s) => s.instruction === instruction);
+      return { result, prompts, progress, subtask, files: await git.changedFiles(dir, head, 'musubi/r1') };
+    }
+
+    it('runs a turn whose only edit was refused once more with the refusal quoted, then fails the subtask naming it; the run ends no-change', async () => {
+      const refused = 'try write ../outside.txt hi\nreply I could not write it';
+      const review = 'reply looks fine';
+      const { result, prompts, progress, subtask } = await runPlan([
+        { name: 'implement', subtasks: [{ instruction: refused }] },
+        { name: 'review', subtasks: [{ instruction: review }] },
+      ]);
+      const refusal = 'write ../outside.txt: PATH_OUTSIDE_CWD:';
+      expect(prompts).toHaveLength(3);
+      expect(prompts[0]).not.toContain(refusal);
+      expect(prompts[1]).toContain(`> ${refusal}`);
+      expect(prompts[1]).toContain(refused);
+      expect(progress).toContain('refused');
+      expect(subtask(refused)).toMatchObject({
+        status: 'failed',
+        commit: null,
+        attempts: 2,
+        refusal: expect.stringContaining(refusal),
+        summary: expect.stringContaining(`changed nothing; an edit failed: ${refusal}`),
+      });
+      // A review that only replies changes nothing legitimately.
+      expect(subtask(review)).toMatchObject({ status: 'succeeded', commit: null, summary: 'looks fine' });
+      expect(result.record.status).toBe('no-change');
+      expect(result.record.reason).toMatch(
+        /^no subtask changed a file \(r1-implement-sub1: write \.\.\/outside\.txt: PATH_OUTSIDE_CWD/,
+      );
+      expect(result.record.retries).toBe(1);
+    });
+
+    it('leaves a turn that changed files alone, failed edit or not, and fails a run whose other subtask changed nothing for a refused edit', async () => {
+      const works = 'try write ../outside.txt hi\nwrite a.txt A';
+      const refused = 'try write ../other.txt hi';
+      const { result, prompts, subtask, files } = await runPlan([
+        { name: 'implement', subtasks: [{ instruction: works }, { instruction: refused }] },
+        { name: 'review', subtasks: [{ instruction: 'reply ok' }] },
+      ]);
+      expect(prompts.filter((p) => p.includes(works))).toHaveLength(1);
+      expect(subtask(works)).toMatchObject({ status: 'succeeded', commit: expect.any(String), attempts: 1 });
+      expect(subtask(refused)).toMatchObject({ status: 'failed', attempts: 2 });
+      expect(files).toEqual(['a.txt']);
+      expect(result.record.status).toBe('failed');
+      expect(result.record.reason).toBe('1 subtask(s) failed: r1-implement-sub2');
+    });
+
+    it('ends no-change, not succeeded, when no subtask of any phase changed anything', async () => {
+      const { result, subtask } = await runPlan([
+        { name: 'implement', subtasks: [{ instruction: 'reply nothing to do' }] },
+        { name: 'review', subtasks: [{ instruction: 'reply ok' }] },
+      ]);
+      expect(subtask('reply nothing to do')).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(result.record).toMatchObject({ status: 'no-change', reason: 'no subtask changed a file' });
+    });
   });
 });

@@ -14,7 +14,8 @@ import type { Git } from './git.js';
 import { addUsage, ZERO_USAGE, type RunLedger, type RunRecord, type SubtaskRecord } from './run-record.js';
 import { runTestGate } from './test-gate.js';
 import type { RunWorktrees } from './worktrees.js';
-import { fixPrompt, resolverPrompt, workerPrompt } from './run-prompts.js';
+import { FailedEdits } from './failed-edits.js';
+import { fixPrompt, resolverPrompt, retryPrompt, workerPrompt } from './run-prompts.js';
 
 /** What a run reports as it goes, for a terminal view and the bus. */
 export type RunProgress =
@@ -34,6 +35,8 @@ export type RunProgress =
       readonly summary: string;
     }
   | { readonly kind: 'skipped'; readonly subtask: string }
+  /** A turn changed nothing while an edit of it failed: it runs once more with `refusal` quoted. */
+  | { readonly kind: 'refused'; readonly subtask: string; readonly worker: number; readonly refusal: string }
   /** What a running turn's agent just said (its structured `message` events), cut to one line. */
   | { readonly kind: 'activity'; readonly subtask: string; readonly worker: number; readonly text: string }
   | { readonly kind: 'stalled'; readonly cwd: string; readonly silentMs: number; readonly attempt: number }
@@ -96,6 +99,51 @@ const SUMMARY_CHARS = 200;
 
 class BudgetStop extends Error {}
 
+/** How {@link executeRun}'s `turn` runs one turn, beyond its runner, prompt and cwd. */
+interface TurnOptions {
+  readonly timeoutMs?: number;
+  /** What the turn's agent is doing, in a line (its messages and tool calls). */
+  readonly onMessage?: (text: string) => void;
+  /** Every event of the turn, as the runner delivers it. */
+  readonly onEvent?: (event: AgentRunEvent) => void;
+  readonly label?: TurnLabel;
+}
+
+/** A finished turn that exited 0. */
+function isCleanFinish(outcome: TurnOutcome): boolean {
+  return outcome.kind === 'finished' && outcome.exitCode === 0;
+}
+
+/**
+ * How a run that went through all its phases ends (stops and unresolved conflicts end it earlier):
+ * - `failed` when the test gate failed;
+ * - `no-change` when no subtask of any phase committed a change, and either the test gate passed or
+ *   every failed subtask failed for a refused edit (`refusal`); a run whose subtasks crashed or exited
+ *   non-zero without a change stays `failed`, with their ids;
+ * - else `succeeded` when the test gate passed, `failed` when a subtask failed, else `succeeded`.
+ */
+function endingOf(record: RunRecord): {
+  readonly status: RunRecord['status'];
+  readonly reason: string | null;
+} {
+  const subtasks = Object.values(record.subtasks);
+  const { tests } = record;
+  if (tests !== null && !tests.passed)
+    return { status: 'failed', reason: `the test command failed (exit ${tests.exitCode})` };
+  const failed = subtasks.filter((s) => s.status === 'failed');
+  const refused = failed.filter((s) => s.refusal !== undefined);
+  const isUnchanged = subtasks.every((s) => s.commit === null);
+  if (isUnchanged && (tests !== null || refused.length === failed.length)) {
+    const why = refused.map((s) => `${s.id}: ${s.refusal ?? ''}`).join('; ');
+    return { status: 'no-change', reason: `no subtask changed a file${why === '' ? '' : ` (${why})`}` };
+  }
+  if (tests !== null || failed.length === 0) return { status: 'succeeded', reason: null };
+  return {
+    status: 'failed',
+    reason: `${failed.length} subtask(s) failed: ${failed.map((s) => s.id).join(', ')}`,
+  };
+}
+
 /** A stored plan as the team takes it (optional fields left out rather than undefined). */
 function planOf(stored: NonNullable<RunRecord['plan']>): JobPlan {
   return {
@@ -126,6 +174,13 @@ async function hasConflictMarkers(dir: string, files: readonly string[]): Promis
  * and no commit is merged twice (git itself also refuses a second merge of the same commit).
  * The user's branch, index and working tree are never touched; only `apply` merges the result into
  * the current branch, and only when that tree is clean. Rejects only on git or store failures.
+ *
+ * Honest outcomes: a worker turn that exits 0 without changing its worktree while one of its edits
+ * failed or was refused (see {@link FailedEdits}) did not do its task. It runs once more in the same
+ * worktree with those edits quoted in its prompt ({@link retryPrompt}); if that changes nothing either,
+ * the subtask fails with the refused edit as its `refusal` and summary. A turn with no failed edit that
+ * changes nothing (a review that only replies, a command that fails) is left as it ends. The run then
+ * ends `no-change` when no subtask of any phase committed anything (precisely: {@link endingOf}).
  */
 export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promise<RunResult> {
   const { git, ledger, worktrees, clock, signal } = deps;
@@ -166,10 +221,11 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
     runner: AgentRunner,
     prompt: string,
     cwd: string,
-    timeoutMs = deps.turnTimeoutMs ?? TURN_TIMEOUT_MS,
-    onMessage?: (text: string) => void,
-    label: TurnLabel = { agent: 'manager', run: record.id, team: record.team, phase: 'plan' },
+    options: TurnOptions = {},
   ): Promise<TurnOutcome> => {
+    const { onMessage } = options;
+    const timeoutMs = options.timeoutMs ?? deps.turnTimeoutMs ?? TURN_TIMEOUT_MS;
+    const label = options.label ?? { agent: 'manager', run: record.id, team: record.team, phase: 'plan' };
     const stallMs = deps.stallMs ?? STALL_MS;
     for (let attempt = 1; ; attempt++) {
       // Each attempt has its own signal: the run's stop, or this turn going silent for stallMs.
@@ -189,6 +245,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
       arm();
       const onEvent = (event: AgentRunEvent): void => {
         arm();
+        options.onEvent?.(event);
         if (event.type === 'message' && onMessage !== undefined) onMessage(event.text);
         // A tool call says best what a worker is doing: `command: npm test`, `edit: src/retry.ts`.
         if (event.type === 'tool' && onMessage !== undefined)
@@ -270,36 +327,62 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
       report({ kind: 'turn-started', subtask: subtask.id, worker, instruction: subtask.instruction });
       const dir = await worktrees.fresh(subtask.id, branch, from);
       const before = record.usage;
-      const outcome = await turn(
-        deps.workerRunner(worker),
-        workerPrompt(record.goal, phaseName, subtask.instruction),
-        dir,
-        undefined,
-        (text) => {
-          const line = summaryOf(text);
-          if (line !== '') report({ kind: 'activity', subtask: subtask.id, worker, text: line });
-        },
-        {
-          agent: `worker-${worker}`,
-          run: record.id,
-          team: record.team,
-          phase: phaseName,
-          subtask: subtask.id,
-        },
-      );
-      if (outcome.kind === 'canceled') throw new BudgetStop(stopReason ?? 'interrupted');
+      const runner = deps.workerRunner(worker);
+      const message = `musubi ${record.id}: ${subtask.id}\n\n${subtask.instruction}`;
+      const workerTurn = async (
+        prompt: string,
+        edits: FailedEdits,
+      ): Promise<Exclude<TurnOutcome, { kind: 'canceled' }>> => {
+        const outcome = await turn(runner, prompt, dir, {
+          onMessage: (text) => {
+            const line = summaryOf(text);
+            if (line !== '') report({ kind: 'activity', subtask: subtask.id, worker, text: line });
+          },
+          onEvent: edits.observe,
+          label: {
+            agent: `worker-${worker}`,
+            run: record.id,
+            team: record.team,
+            phase: phaseName,
+            subtask: subtask.id,
+          },
+        });
+        if (outcome.kind === 'canceled') throw new BudgetStop(stopReason ?? 'interrupted');
+        return outcome;
+      };
+      const first = new FailedEdits();
+      let outcome = await workerTurn(workerPrompt(record.goal, phaseName, subtask.instruction), first);
+      let committed = await git.commitAll(dir, message);
+      let attempts = entry.attempts;
+      let refusal: string | undefined;
+      // A clean turn that changed nothing while its edits failed did not do its task: once more with
+      // what the tools said, then the subtask fails naming it (a turn with no failed edit, a review
+      // that only replies, changes nothing legitimately).
+      if (!committed && isCleanFinish(outcome) && first.quotes.length > 0) {
+        report({ kind: 'refused', subtask: subtask.id, worker, refusal: first.quotes[0] ?? '' });
+        attempts += 1;
+        await save({ retries: record.retries + 1 });
+        const again = new FailedEdits();
+        outcome = await workerTurn(
+          retryPrompt(record.goal, phaseName, subtask.instruction, first.quotes),
+          again,
+        );
+        committed = await git.commitAll(dir, message);
+        if (!committed && isCleanFinish(outcome)) refusal = again.quotes[0] ?? first.quotes[0];
+      }
       const output = outcome.kind === 'finished' ? outcome.output : outcome.reason;
-      const succeeded = outcome.kind === 'finished' && outcome.exitCode === 0;
-      const committed = await git.commitAll(
-        dir,
-        `musubi ${record.id}: ${subtask.id}\n\n${subtask.instruction}`,
-      );
+      const succeeded = isCleanFinish(outcome) && refusal === undefined;
       const finished: SubtaskRecord = {
         ...entry,
         status: succeeded ? 'succeeded' : 'failed',
         commit: committed ? ((await git.commitOf(dir, 'HEAD')) ?? null) : null,
         isMerged: !committed,
-        summary: summaryOf(output),
+        summary:
+          refusal === undefined
+            ? summaryOf(output)
+            : summaryOf(`changed nothing; an edit failed: ${refusal}`),
+        ...(refusal !== undefined && { refusal }),
+        attempts,
         usage: addUsage(entry.usage, {
           inputTokens: record.usage.inputTokens - before.inputTokens,
           outputTokens: record.usage.outputTokens - before.outputTokens,
@@ -323,14 +406,15 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         report({ kind: 'conflict', subtask: entry.id, files: merged.files });
         const conflict = { subtask: entry.id, files: merged.files, isResolved: false };
         await save({ conflicts: [...record.conflicts, conflict] });
-        await turn(
-          deps.resolverRunner,
-          resolverPrompt(record.goal, entry.id, merged.files),
-          integration,
-          undefined,
-          undefined,
-          { agent: 'resolver', run: record.id, team: record.team, phase: 'resolve', subtask: entry.id },
-        );
+        await turn(deps.resolverRunner, resolverPrompt(record.goal, entry.id, merged.files), integration, {
+          label: {
+            agent: 'resolver',
+            run: record.id,
+            team: record.team,
+            phase: 'resolve',
+            subtask: entry.id,
+          },
+        });
         if (stop.signal.aborted) {
           await git.run(integration, ['merge', '--abort']);
           throw new BudgetStop(stopReason ?? 'interrupted');
@@ -385,7 +469,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
 
   const job = { id: record.id, instruction: record.goal, projectDir: integration };
   const manager: AgentTurn = (request) =>
-    turn(deps.managerRunner, request.prompt, request.cwd, request.timeoutMs);
+    turn(deps.managerRunner, request.prompt, request.cwd, { timeoutMs: request.timeoutMs });
   const team = deps.team({ manager, dispatcher });
   try {
     let plan: JobPlan | null = record.plan === null ? null : planOf(record.plan);
@@ -442,19 +526,9 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         if (!(await integrate(fixed.entries))) return await finish('failed', record.reason);
       }
       if (stop.signal.aborted) return await finish('stopped', stopReason ?? 'interrupted');
-      const tests = record.tests;
-      return await finish(
-        tests?.passed === true ? 'succeeded' : 'failed',
-        tests?.passed === true ? null : `the test command failed (exit ${tests?.exitCode ?? '?'})`,
-      );
     }
-    const failed = Object.values(record.subtasks).filter((s) => s.status === 'failed');
-    return await finish(
-      failed.length === 0 ? 'succeeded' : 'failed',
-      failed.length === 0
-        ? null
-        : `${failed.length} subtask(s) failed: ${failed.map((s) => s.id).join(', ')}`,
-    );
+    const ending = endingOf(record);
+    return await finish(ending.status, ending.reason);
   } catch (err) {
     if (err instanceof BudgetStop) return await finish('stopped', stopReason ?? err.message);
     throw err;

@@ -24,6 +24,26 @@ export function workerPrompt(goal: string, phase: string, instruction: string): 
   ].join('\n');
 }
 
+/**
+ * The worker prompt again after a turn that changed nothing while its edits failed: the same task,
+ * preceded by what the tools answered, quoted, so the agent can work around it (read the file first,
+ * write it another way) instead of repeating it.
+ */
+export function retryPrompt(
+  goal: string,
+  phase: string,
+  instruction: string,
+  refusals: readonly string[],
+): string {
+  return [
+    'Your last attempt at this task changed no file: these edits failed or were refused:',
+    quoted(refusals.join('\n')),
+    'Work around that (read a file before you write it, edit it another way) and make the change.',
+    '',
+    workerPrompt(goal, phase, instruction),
+  ].join('\n');
+}
+
 /** The prompt of a conflict-resolution turn. */
 export function resolverPrompt(goal: string, subtask: string, files: readonly string[]): string {
   return [

@@ -35,6 +35,12 @@ const subtaskSchema = z.object({
   /** Whether the commit is in the run branch (so a resume never merges it twice). */
   isMerged: z.boolean(),
   summary: z.string(),
+  /**
+   * Set when the subtask failed because its turn changed nothing while an edit of it failed or was
+   * refused, also after the retry that quoted it: that edit, quoted. Such a failure alone makes a run
+   * that changed nothing `no-change` rather than `failed`.
+   */
+  refusal: z.string().optional(),
   attempts: z.number().int().nonnegative(),
   usage: usageSchema,
 });
@@ -62,8 +68,11 @@ const planSchema = z.object({
   fallbackReason: z.string().optional(),
 });
 
-/** The statuses a run can be in; `running` also after a kill -9, until a resume finishes it. */
-export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped'] as const;
+/**
+ * The statuses a run can be in; `running` also after a kill -9, until a resume finishes it;
+ * `no-change` when it ended without any subtask committing a change (see executeRun).
+ */
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped', 'no-change'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 const runSchema = z.object({
@@ -80,7 +89,7 @@ const runSchema = z.object({
   budget: z.object({ usd: z.number().positive().optional(), tokens: z.number().int().positive().optional() }),
   keepWorktrees: z.boolean(),
   status: z.enum(RUN_STATUSES),
-  /** Why a run failed or stopped, in a sentence. */
+  /** Why a run failed, stopped or changed nothing, in a sentence. */
   reason: z.string().nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),

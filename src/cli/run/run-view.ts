@@ -2,7 +2,10 @@ import { shareBar } from '../demo/progress-view.js';
 import type { RunProgress } from '../../runs/run-engine.js';
 import type { RunRecord } from '../../runs/run-record.js';
 
-/** The exit code of a finished run: 0 succeeded, 1 failed, 3 stopped by its budget (or interrupted). */
+/**
+ * The exit code of a finished run: 0 succeeded, 1 failed or changed nothing (`no-change`), 3 stopped by
+ * its budget (or interrupted).
+ */
 export function exitCodeOf(record: RunRecord): number {
   if (record.status === 'succeeded') return 0;
   return record.status === 'stopped' ? 3 : 1;
@@ -21,6 +24,8 @@ export function progressLine(p: RunProgress): string | undefined {
       return `  ${p.succeeded ? '✔' : '✘'} worker ${p.worker} ${p.subtask}: ${oneLine(p.summary, 90)}`;
     case 'stalled':
       return `  … a turn went silent for ${Math.round(p.silentMs / 1000)} s (attempt ${p.attempt}); stopping it to run it again`;
+    case 'refused':
+      return `  ↻ worker ${p.worker} ${p.subtask} changed nothing, an edit failed: ${oneLine(p.refusal, 90)}; running it again with that quoted`;
     case 'skipped':
       return `  · ${p.subtask}: done in an earlier attempt, not run again`;
     case 'conflict':
