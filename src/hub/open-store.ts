@@ -1,23 +1,54 @@
 import { mkdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Clock } from '../core/clock.js';
+import { DEFAULT_STORE_URL } from '../core/config.schema.js';
 import { MusubiError } from '../core/errors.js';
+import { commonGitDirOf, ensureRepoFolder, repoFolderOf, repoTopOf } from '../runs/repo-folder.js';
 import { parseNatsUrl, redactNatsUrl, type NatsLocation } from '../store/nats/nats-location.js';
 import type { Store } from '../store/store.js';
 
 /** A store URL split into its parts. */
 export type StoreLocation =
   | { readonly kind: 'memory' }
-  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: 'normal' | 'full' }
+  | {
+      readonly kind: 'sqlite';
+      readonly path: string;
+      readonly synchronous: 'normal' | 'full';
+      /** Set when the default store resolved to the repository's own folder: its top and git directory. */
+      readonly repository?: { readonly top: string; readonly gitDir: string };
+    }
   | NatsLocation;
+
+/**
+ * The store of the repository holding `cwd` when the URL is the default: `<top>/.musubi/bus.db`, the
+ * same file from any folder of the repository, so `musubi run`, `musubi runs`, `musubi up` and
+ * `musubi dashboard` meet in one store. Undefined outside a repository (the default stays relative to
+ * `cwd`) and for any other URL.
+ */
+function repositoryStoreOf(url: string, cwd: string): StoreLocation | undefined {
+  if (url !== DEFAULT_STORE_URL) return undefined;
+  const top = repoTopOf(cwd);
+  const gitDir = top === undefined ? undefined : commonGitDirOf(top);
+  if (top === undefined || gitDir === undefined) return undefined;
+  return {
+    kind: 'sqlite',
+    path: join(repoFolderOf(top), 'bus.db'),
+    synchronous: 'normal',
+    repository: { top, gitDir },
+  };
+}
 
 /**
  * Parses `memory:`, `sqlite:<path>[?sync=normal|full]` (path relative to `cwd`) or
  * `nats://[user:pass@|token@]host[:port][,host...][?prefix=&token=&creds=&connectTimeoutMs=&retain=&replicas=]`
- * (see src/store/NATS-MAPPING.md). Throws STORE_URL_INVALID for anything else.
+ * (see src/store/NATS-MAPPING.md). The default `sqlite:.musubi/bus.db` inside a git repository is the
+ * repository's store, `<top>/.musubi/bus.db`, wherever in it `cwd` is. Throws STORE_URL_INVALID for
+ * anything else.
  */
 export function parseStoreUrl(url: string, cwd: string): StoreLocation {
   if (url === 'memory:' || url === 'memory') return { kind: 'memory' };
+  const ofRepository = repositoryStoreOf(url, cwd);
+  if (ofRepository !== undefined) return ofRepository;
   if (url.startsWith('nats://') || url.startsWith('tls://')) return parseNatsUrl(url);
   if (url.startsWith('sqlite:')) {
     const [rawPath = '', query = ''] = url.slice('sqlite:'.length).split('?', 2);
@@ -69,8 +100,10 @@ export interface OpenStoreOptions {
 }
 
 /**
- * Opens the store a URL names, creating a SQLite file's folder (mode 0700) when missing. A NATS store
- * retries its first connection with backoff, then rejects with STORE_UNAVAILABLE.
+ * Opens the store a URL names, creating a SQLite file's folder (mode 0700) when missing. The store of a
+ * repository (see {@link parseStoreUrl}) gets musubi's folder with its `info/exclude` line, and on its
+ * first open takes over the runs an older musubi kept in `<git dir>/musubi/runs.db` (the notice goes to
+ * `onOpened`). A NATS store retries its first connection with backoff, then rejects with STORE_UNAVAILABLE.
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url, options.cwd);
@@ -91,7 +124,14 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     );
     return store;
   }
-  await mkdir(dirname(location.path), { recursive: true, mode: 0o700 });
+  if (location.repository === undefined)
+    await mkdir(dirname(location.path), { recursive: true, mode: 0o700 });
+  else {
+    await ensureRepoFolder(location.repository.top, location.repository.gitDir);
+    const { adoptLegacyRunStore } = await import('./legacy-run-store.js');
+    const notice = await adoptLegacyRunStore(location.repository.gitDir, location.path);
+    if (notice !== undefined) options.onOpened?.(notice);
+  }
   const { SqliteStore } = await import('../store/sqlite/sqlite-store.js');
   return SqliteStore.open({
     path: location.path,

@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SerialQueue } from '../core/serial-queue.js';
 import type { Git } from './git.js';
+import { ensureRepoFolder, repoFolderOf } from './repo-folder.js';
 
 /** Subtask ids and run ids are musubi's own (`<run>-<phase>-sub<j>`); anything else never names a path. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -13,20 +14,25 @@ function checked(name: string): string {
 }
 
 /**
- * The git worktrees of one run, under `<git dir>/musubi/worktrees/<run-id>/` — inside the repository's
- * own git directory, so the user's working tree never sees them. Adding one first clears what a killed
- * run may have left under the same name (its folder, its registration, its branch).
+ * The git worktrees of one run, under `<top>/.musubi/worktrees/<run-id>/`: musubi's own folder of the
+ * repository, which `info/exclude` keeps out of the user's `git status` (see repo-folder.ts). Not under
+ * `.git/`: agents' edit guards (Claude Code's acceptEdits) refuse every write below a `.git` folder.
+ * Adding one first clears what a killed run may have left under the same name (its folder, its
+ * registration, its branch).
  */
 export class RunWorktrees {
   readonly #git: Git;
   readonly #repo: string;
+  readonly #gitDir: string;
   readonly #root: string;
   readonly #changes = new SerialQueue();
 
+  /** `repo` is the top of the user's working tree, `gitDir` its common git directory (for the exclude). */
   constructor(git: Git, repo: string, gitDir: string, runId: string) {
     this.#git = git;
     this.#repo = repo;
-    this.#root = join(gitDir, 'musubi', 'worktrees', checked(runId));
+    this.#gitDir = gitDir;
+    this.#root = join(repoFolderOf(repo), 'worktrees', checked(runId));
   }
 
   get root(): string {
@@ -48,6 +54,7 @@ export class RunWorktrees {
 
   async #integration(branch: string, base: string): Promise<string> {
     const dir = this.pathOf('integration');
+    await ensureRepoFolder(this.#repo, this.#gitDir);
     await this.#git.out(this.#repo, ['worktree', 'prune']);
     if (!existsSync(join(dir, '.git'))) {
       await rm(dir, { recursive: true, force: true });
@@ -74,6 +81,7 @@ export class RunWorktrees {
   fresh(name: string, branch: string, from: string): Promise<string> {
     const dir = this.pathOf(name);
     return this.#changes.run(async () => {
+      await ensureRepoFolder(this.#repo, this.#gitDir);
       if (existsSync(dir)) await this.#removeNow(dir, true);
       await this.#git.out(this.#repo, ['worktree', 'add', '-q', '-B', branch, dir, from]);
       return dir;
