@@ -118,7 +118,7 @@ describe('cli - musubi store restore', () => {
 });
 
 describe('cli - the run store', () => {
-  it('refuses a run store truncated to 0 bytes, and store restore --store brings it back', async () => {
+  it('refuses the repository’s store truncated to 0 bytes, and store restore brings it back', async () => {
     const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t' };
     const git = (...args: string[]) =>
       execFileSync('git', args, {
@@ -127,8 +127,8 @@ describe('cli - the run store', () => {
       });
     git('init', '-q');
     git('commit', '-q', '--allow-empty', '-m', 'init');
-    await mkdir(join(dir, '.git', 'musubi'));
-    const runs = join(dir, '.git', 'musubi', 'runs.db');
+    await mkdir(join(dir, '.musubi'));
+    const runs = join(dir, '.musubi', 'bus.db');
     // Two opens with data in between: the second takes the backup.
     for (let n = 0; n < 2; n++) {
       const store = SqliteStore.open({ path: runs, clock: createSystemClock() });
@@ -142,7 +142,7 @@ describe('cli - the run store', () => {
     expect(listed.code).toBe(1);
     expect(listed.stderr).toContain(`musubi: STORE_CORRUPT: SQLite store ${runs} is damaged`);
 
-    const restored = await musubi.run(['store', 'restore', '--store', 'sqlite:.git/musubi/runs.db'], {
+    const restored = await musubi.run(['store', 'restore'], {
       cwd: dir,
       env: runEnv,
     });

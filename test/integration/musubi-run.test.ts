@@ -51,11 +51,14 @@ async function userRepo(): Promise<string> {
   return dir;
 }
 
-/** Everything a user sees of their repository: branch, index, HEAD and every file outside .git. */
+/**
+ * Everything a user sees of their repository: branch, index, HEAD and every file outside .git and
+ * musubi's own folder (.musubi/: the store and the run worktrees, kept out of git by info/exclude).
+ */
 async function snapshot(dir: string): Promise<string> {
   const files: string[] = [];
   for (const name of (await readdir(dir, { recursive: true })).sort()) {
-    if (name === '.git' || name.startsWith(`.git/`)) continue;
+    if (['.git', '.musubi'].some((own) => name === own || name.startsWith(`${own}/`))) continue;
     const path = join(dir, name);
     files.push(`${name}:${await readFile(path, 'utf8').catch(() => '<dir>')}`);
   }
@@ -146,6 +149,27 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(out.tests).toEqual({ command: `node -e "${check}"`, exitCode: 0, passed: true });
     expect(out.filesChanged).toEqual(['a.txt', 'c.txt']);
     expect(result.code).toBe(0);
+  });
+
+  it('ends no-change with exit 1 when every edit was refused and nothing changed, and says so (#34 item 6)', async () => {
+    const dir = await userRepo();
+    const before = await snapshot(dir);
+    const result = await run(dir, ['--json', '--', '- try write ../outside.txt hi']);
+    expect(result.code).toBe(1);
+    const out = JSON.parse(result.stdout) as RunJson & { reason: string };
+    expect(out).toMatchObject({ status: 'no-change', filesChanged: [], turns: 5 });
+    expect(out.reason).toMatch(
+      /^no subtask changed a file \(\S+-implement-sub1: write \.\.\/outside\.txt: PATH_OUTSIDE_CWD/,
+    );
+    expect(result.stderr).toMatch(/↻ worker 1 \S+-implement-sub1 changed nothing, an edit failed: write/);
+    expect(result.stderr).toMatch(/✘ worker 1 \S+-implement-sub1: changed nothing; an edit failed: write/);
+    expect(await snapshot(dir)).toBe(before);
+    const text = await musubi.run(['runs', 'show', out.runId, '--repo', dir], { cwd: dir, env });
+    expect(text.stdout).toMatch(/run \S+: no-change — no subtask changed a file \(/);
+    expect(text.stdout).toContain('changes    none');
+    expect(text.stdout).not.toContain('merge it');
+    const list = await musubi.run(['runs', '--repo', dir], { cwd: dir, env });
+    expect(list.stdout).toContain(`${out.runId}  no-change`);
   });
 
   it('says how to start a repository when the folder is not one', async () => {
@@ -303,7 +327,7 @@ describe('musubi run', { timeout: 180_000 }, () => {
         "}).catch((e) => { if (e.name !== 'AbortError') { console.error(e); process.exit(1); } });",
       ].join('\n'),
     );
-    const urlFile = join(dir, '.git', 'musubi', 'dashboard.json');
+    const urlFile = join(dir, '.musubi', 'dashboard.json');
     const result = await musubi.run(
       ['run', '--agent', 'scripted', '--repo', dir, '--dashboard', '--json', '--'].concat(
         `- run node ${probe} ${urlFile} ${runtime}`,

@@ -111,7 +111,7 @@ describe('secrets an agent prints', { timeout: 180_000 }, () => {
     const shown = await musubi.run(['runs', 'show', runId, '--repo', dir], { cwd: dir, env });
     expect(`${shown.stdout}${shown.stderr}`).not.toContain(BODY);
 
-    const stored = await storeBytes(join(dir, '.git', 'musubi', 'runs.db'));
+    const stored = await storeBytes(join(dir, '.musubi', 'bus.db'));
     expect(stored).toContain(asStored(runId));
     expect(stored).not.toContain(BODY);
     expect(stored).toContain(asStored(MASKED));
