@@ -8,6 +8,8 @@ const RUN_STATUS: Readonly<Record<string, { readonly icon: string; readonly labe
   succeeded: { icon: '✓', label: 'succeeded' },
   failed: { icon: '✕', label: 'failed' },
   stopped: { icon: '■', label: 'stopped' },
+  // Nothing changed: no subtask committed anything (its reason says why, a refused edit say).
+  'no-change': { icon: '∅', label: 'no change' },
 };
 
 /** What the run controls do. */
@@ -42,9 +44,12 @@ export function testVerdict(run: RunView): HTMLElement {
     : el('span', { class: 'verdict v-fail' }, `✕ tests failed (exit ${run.tests.exitCode})`);
 }
 
-/** Whether a run can be resumed from the page: it is not finished well and nothing drives it. */
+/**
+ * Whether a run can be resumed from the page: nothing drives it and it did not finish through all its
+ * phases well or with nothing changed (a resume of those has no step left to run).
+ */
 export function isResumable(run: RunView): boolean {
-  return !run.isActive && run.status !== 'succeeded';
+  return !run.isActive && run.status !== 'succeeded' && run.status !== 'no-change';
 }
 
 /** Stop (while this hub runs it) or Resume (when it stopped, failed or was interrupted). */
