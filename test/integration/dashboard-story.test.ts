@@ -199,6 +199,27 @@ describe.runIf(hasChromium)('dashboard - the story of a team', () => {
     expect(problems).toEqual([]);
   });
 
+  it(
+    'says a run whose only edit was refused changed nothing, with the reason (#34 item 6)',
+    { timeout: 90_000 },
+    async () => {
+      const { page } = await open({ width: 1440, height: 900 });
+      await page.locator('#tab-runs').click();
+      await page.locator('#run-goal').fill('- try write ../outside.txt hi');
+      await page.locator('#run-agent').fill('scripted');
+      await page.locator('#run-start').click();
+      const detail = page.locator('[data-testid="run-detail"]');
+      await detail.waitFor({ timeout: 10_000 });
+      await detail.locator('.run-status[data-status="no-change"]').waitFor({ timeout: 30_000 });
+      await expect(detail.locator('.run-status').first().innerText()).resolves.toContain('no change');
+      await expect(detail.locator('.run-reason').innerText()).resolves.toMatch(
+        /^no subtask changed a file \(\S+-implement-sub1: write \.\.\/outside\.txt: PATH_OUTSIDE_CWD/,
+      );
+      await expect(detail.getByRole('button', { name: /resume run/ }).count()).resolves.toBe(0);
+      expect(problems).toEqual([]);
+    },
+  );
+
   it('can be used with the keyboard alone', { timeout: 60_000 }, async () => {
     const { page } = await open({ width: 1440, height: 900 });
     // The view tabs are reachable by Tab and switch with Enter.
