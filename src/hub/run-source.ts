@@ -27,8 +27,9 @@ function viewOf(record: RunRecord, isActive: boolean): RunView {
  * The runs of `musubi run` as the dashboard sees them: the hub's own store holds their records, and a
  * run started from the page runs in this process on the hub's bus (its turns in the hub's turn log, its
  * `run.*` events on the hub's event stream), on the repository the hub was started in. A stop aborts it
- * (it stays resumable); a resume continues it here. Runs started by `musubi run` in a terminal are in
- * their own store (see docs/run.md) unless musubi.yaml names a shared one.
+ * (it stays resumable); a resume continues it here. Runs started by `musubi run` in a terminal of the
+ * same repository are in the same store (`<top>/.musubi/bus.db` by default) and show here too; one whose
+ * process is alive shows as running, and its Resume is refused (RUN_ACTIVE, see `RunOwners`).
  */
 export function createRunSource(o: RunSourceOptions): RunSource {
   const ledger = new RunLedger(o.bus.kv);

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,12 +17,13 @@ afterEach(async () => {
 /** Starts `musubi dev model-endpoint <args>` and resolves once it printed its URL and the wiring lines. */
 function startEndpoint(
   args: readonly string[],
+  cwd = dir,
 ): Promise<{ url: string; stdout: () => string; stderr: () => string; stop(): Promise<number | null> }> {
   const child = spawn(
     process.execPath,
     ['--import', TSX_LOADER, CLI_ENTRY, 'dev', 'model-endpoint', ...args],
     {
-      cwd: dir,
+      cwd,
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -86,6 +87,20 @@ describe('cli - dev model-endpoint', () => {
     expect(await readFile(join(dir, 'cfg', 'claude', '.claude.json'), 'utf8')).toContain(
       'hasCompletedOnboarding',
     );
+  });
+
+  it('writes the wiring into the repository’s .musubi folder, kept out of git status, from any subfolder', async () => {
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    const sub = join(dir, 'src', 'deep');
+    await mkdir(sub, { recursive: true });
+    const endpoint = await startEndpoint(['--wire', 'claude'], sub);
+    // One request answered: the endpoint is past its start-up and waits for its stop signal.
+    await (await fetch(`${endpoint.url}/v1/models`)).body?.cancel();
+    expect(await endpoint.stop()).toBe(0);
+    expect(existsSync(join(dir, '.musubi', 'model-endpoint', 'claude', '.claude.json'))).toBe(true);
+    expect(existsSync(join(sub, '.musubi'))).toBe(false);
+    expect(await readFile(join(dir, '.git', 'info', 'exclude'), 'utf8')).toContain('/.musubi/');
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' })).toBe('');
   });
 
   it('refuses a script that does not parse, naming the file', async () => {

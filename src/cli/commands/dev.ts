@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { MusubiError } from '../../core/errors.js';
 import type { CliContext } from '../cli-context.js';
@@ -67,7 +67,9 @@ async function serveEndpoint(ctx: CliContext, flags: EndpointFlags): Promise<voi
   ctx.stdout.write(
     `musubi model endpoint on ${url} (Anthropic, OpenAI Responses/Chat, Gemini); Ctrl-C stops it\n`,
   );
-  const configRoot = flags.configDir ?? resolve('.musubi', 'model-endpoint');
+  // In a repository the configs go into musubi's one folder there (kept out of `git status`).
+  const { musubiFolderOf } = await import('../../hub/musubi-folder.js');
+  const configRoot = flags.configDir ?? join(await musubiFolderOf(process.cwd()), 'model-endpoint');
   for (const cli of wires) await printWiring(ctx, cli as Cli, url, configRoot);
   await untilStopSignal();
   await endpoint.close();
@@ -90,6 +92,9 @@ export function registerDevCommands(program: Command, ctx: CliContext): void {
       'YAML/JSON script: rules [{match, system, model, then}] and a default behaviour',
     )
     .option('--wire <cli...>', 'write config for these CLIs and print the environment that points them here')
-    .option('--config-dir <dir>', 'where --wire writes config files (default: .musubi/model-endpoint)')
+    .option(
+      '--config-dir <dir>',
+      'where --wire writes config files (default: .musubi/model-endpoint of the repository, else of the current folder)',
+    )
     .action((flags: EndpointFlags) => serveEndpoint(ctx, flags));
 }
