@@ -5,7 +5,7 @@ import { DEFAULT_MAX_CONCURRENT_RUNS } from '../core/config.schema.js';
 import { isMusubiError, MusubiError } from '../core/errors.js';
 import { Git } from '../runs/git.js';
 import { RunOwners } from '../runs/run-owner.js';
-import { RunLedger, type RunRecord } from '../runs/run-record.js';
+import { isFinishedRun, RunLedger, type RunRecord } from '../runs/run-record.js';
 import { executeOnBus, prepareRun, repository, type RunExecutionOptions } from './run-execution.js';
 
 /** Options of {@link createRunSource}. */
@@ -137,7 +137,7 @@ export function createRunSource(o: RunSourceOptions): RunSource {
           { details: { runId: id, host: holder.host, pid: holder.pid } },
         );
       }
-      if (record.status === 'succeeded' || record.status === 'failed') return view(record);
+      if (isFinishedRun(record.status)) return view(record);
       return withRoom(async () => {
         try {
           return view(await launch(record, false));

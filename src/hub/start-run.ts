@@ -1,7 +1,7 @@
 import type { RunResult } from '../runs/run-engine.js';
 import { httpSetup } from './gateway-setups.js';
 import { openHub, type Hub } from './hub.js';
-import type { RunRecord } from '../runs/run-record.js';
+import { isFinishedRun, type RunRecord } from '../runs/run-record.js';
 import {
   executeOnBus,
   prepareRun,
@@ -63,6 +63,6 @@ export async function resumeRun(
   budget: { readonly usd?: number; readonly tokens?: number } = {},
 ): Promise<RunResult> {
   const record = await withRunLedger(o, repo, (ledger) => ledger.get(id));
-  if (record.status === 'succeeded' || record.status === 'failed') return { record };
+  if (isFinishedRun(record.status)) return { record };
   return execute(o, { ...record, budget: { ...record.budget, ...budget } }, false);
 }

@@ -75,6 +75,11 @@ const planSchema = z.object({
 export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped', 'no-change'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/** True for a run that ended for good (a resume hands it back as it is); `stopped` is resumable. */
+export function isFinishedRun(status: RunStatus): boolean {
+  return status === 'succeeded' || status === 'failed' || status === 'no-change';
+}
+
 const runSchema = z.object({
   id: z.string(),
   goal: z.string(),

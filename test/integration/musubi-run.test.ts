@@ -170,6 +170,9 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(text.stdout).not.toContain('merge it');
     const list = await musubi.run(['runs', '--repo', dir], { cwd: dir, env });
     expect(list.stdout).toContain(`${out.runId}  no-change`);
+    // It ended for good: a resume hands it back as it is, running no turn again.
+    const resumed = await run(dir, ['--resume', out.runId, '--json']);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'no-change', turns: 5 });
   });
 
   it('says how to start a repository when the folder is not one', async () => {
