@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentRunEvent, AgentRunInput, AgentRunResult } from '../../src/agents/agent-runner.js';
@@ -205,6 +205,25 @@ describe.skipIf(bin === undefined).concurrent(`real claude ${PINS.claude.version
     expect(await readFile(join(r.cwd, 'hello.txt'), 'utf8')).toBe('hello from claude\n');
     expect(result.usage).toMatchObject(endpointUsage(requests));
   });
+
+  it(
+    'overwrites an existing file after reading it (its Write refuses a file not read yet)',
+    { timeout: TEST_MS },
+    async () => {
+      await using r = await rig();
+      await writeFile(join(r.cwd, 'old.txt'), 'old\n');
+      const prompt = directive({ write: { path: 'old.txt', content: 'edited\n', then: 'edited it' } });
+      const events: AgentRunEvent[] = [];
+      const { result, requests } = await r.run({ prompt, onEvent: (e) => events.push(e) });
+      expect(requests.map((q) => q.answer)).toEqual(['tool Read', 'tool Write', 'text']);
+      expect(events.filter((e) => e.type === 'tool_result')).toEqual([
+        expect.objectContaining({ isError: false }),
+        expect.objectContaining({ isError: false }),
+      ]);
+      expect(result).toMatchObject({ text: 'edited it', isError: false });
+      expect(await readFile(join(r.cwd, 'old.txt'), 'utf8')).toBe('edited\n');
+    },
+  );
 
   it('fails with the API error message when the endpoint answers 400', { timeout: TEST_MS }, async () => {
     await using r = await rig();

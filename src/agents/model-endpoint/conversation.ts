@@ -13,6 +13,12 @@ export interface OfferedTool {
   readonly kind: 'function' | 'custom';
 }
 
+/** A tool call the model made earlier in the conversation, as the CLI sent it back. */
+export interface MadeToolCall {
+  readonly name: string;
+  readonly input: unknown;
+}
+
 /** What the model was asked, as far as planning the answer needs. */
 export interface ConversationView {
   /** The model the CLI asked for. */
@@ -26,6 +32,12 @@ export interface ConversationView {
   readonly userTexts: readonly string[];
   /** Tool results since the last user text: the model's earlier steps in this turn. */
   readonly toolResultsSinceUser: number;
+  /**
+   * The model's tool calls since the last user text, oldest first, when the dialect reads them (Anthropic
+   * Messages): the planner sees which steps of the turn were made, e.g. whether a file was read before
+   * its write.
+   */
+  readonly toolCallsSinceUser?: readonly MadeToolCall[];
   /** The output of the last tool result, when the last message is one. */
   readonly lastToolOutput?: string;
   /** The CLI asked for JSON output (Gemini `responseMimeType`, OpenAI `response_format`/`text.format`). */

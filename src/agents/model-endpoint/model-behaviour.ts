@@ -11,7 +11,10 @@ export type ModelBehaviour =
   | { readonly kind: 'reply'; readonly text: string }
   /** Replies with the last user text, exactly. */
   | { readonly kind: 'echo' }
-  /** One tool call that writes `content` to `path` (cwd-relative), then a final text. */
+  /**
+   * One tool call that writes `content` to `path` (cwd-relative), then a final text. An existing file is
+   * read first where the CLI's write tool demands it (claude's `Write`), as a real model does.
+   */
   | { readonly kind: 'write'; readonly path: string; readonly content: string; readonly then: string }
   /** One shell tool call running `command` (argv), then a final text. */
   | { readonly kind: 'run'; readonly command: readonly string[]; readonly then: string }

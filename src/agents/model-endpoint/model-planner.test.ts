@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { ConversationView } from './conversation.js';
 import { DEFAULT_SCRIPT, type EndpointScript } from './model-behaviour.js';
 import { AttemptCounter, planResponse } from './model-planner.js';
@@ -7,6 +10,11 @@ const WRITE_TOOL = {
   name: 'Write',
   kind: 'function' as const,
   schema: { type: 'object', properties: { file_path: {}, content: {} } },
+};
+const READ_TOOL = {
+  name: 'Read',
+  kind: 'function' as const,
+  schema: { type: 'object', properties: { file_path: {}, limit: {} } },
 };
 const BASH_TOOL = {
   name: 'Bash',
@@ -94,6 +102,57 @@ describe('model planner', () => {
     expect(action).toEqual({
       kind: 'text',
       text: 'musubi model endpoint: the CLI offered no tool that writes a.txt',
+    });
+  });
+
+  describe('an edit of an existing file', () => {
+    const repo = mkdtempSync(join(tmpdir(), 'musubi-planner-'));
+    writeFileSync(join(repo, 'old.txt'), 'old\n');
+    afterAll(() => rmSync(repo, { recursive: true, force: true }));
+    const claudeView = (prompt: string, made: { name: string; input: unknown }[]) =>
+      view(prompt, {
+        tools: [READ_TOOL, WRITE_TOOL, BASH_TOOL],
+        systemText: `Working directory: ${repo}`,
+        toolResultsSinceUser: made.length,
+        toolCallsSinceUser: made,
+      });
+    const read = { name: 'Read', input: { file_path: join(repo, 'old.txt') } };
+    const writeOld = { name: 'Write', input: { file_path: join(repo, 'old.txt'), content: 'edited\n' } };
+    const writeNew = { name: 'Write', input: { file_path: join(repo, 'new.txt'), content: 'new\n' } };
+
+    it('reads the file first, then writes it, then replies (claude Write needs a read)', () => {
+      const prompt = 'MUSUBI-MODEL: {"write": {"path": "old.txt", "content": "edited\\n", "then": "ok"}}';
+      expect(plan(claudeView(prompt, [])).action).toMatchObject({ kind: 'tool', ...read });
+      expect(plan(claudeView(prompt, [read])).action).toMatchObject({ kind: 'tool', ...writeOld });
+      expect(plan(claudeView(prompt, [read, writeOld])).action).toEqual({ kind: 'text', text: 'ok' });
+    });
+
+    it('writes a new file at once and reads only the existing one in a scripted turn', () => {
+      const prompt = 'write new.txt new\nwrite old.txt edited\nreply both';
+      expect(plan(claudeView(prompt, [])).action).toMatchObject({ kind: 'tool', ...writeNew });
+      // new.txt is not on disk: the planner goes by the calls made, not by what the write left behind.
+      expect(plan(claudeView(prompt, [writeNew])).action).toMatchObject({ kind: 'tool', ...read });
+      expect(plan(claudeView(prompt, [writeNew, read])).action).toMatchObject({ kind: 'tool', ...writeOld });
+      expect(plan(claudeView(prompt, [writeNew, read, writeOld])).action).toEqual({
+        kind: 'text',
+        text: 'both',
+      });
+    });
+
+    it('does not read when the file was written without a read, or the CLI needs none', () => {
+      writeFileSync(join(repo, 'new.txt'), 'new\n');
+      const prompt = 'write new.txt new\nreply done';
+      // Written in this turn (the file exists now): the step is made, nothing is read afterwards.
+      expect(plan(claudeView(prompt, [writeNew])).action).toEqual({ kind: 'text', text: 'done' });
+      // A CLI without a read rule (no Read tool offered) overwrites at once.
+      const noRead = view('write old.txt edited', { systemText: `Working directory: ${repo}` });
+      expect(plan(noRead).action).toMatchObject({ kind: 'tool', ...writeOld });
+      // A dialect that reports no calls: steps are counted by tool results, as before.
+      const counted = view('write old.txt edited', {
+        tools: [READ_TOOL, WRITE_TOOL],
+        systemText: `Working directory: ${repo}`,
+      });
+      expect(plan(counted).action).toMatchObject({ kind: 'tool', ...writeOld });
     });
   });
 });

@@ -1,13 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { structuredNekoReply } from '../scripted/assessment-reply.js';
 import { decompositionReply, isDecompositionRequest } from '../scripted/decomposition-reply.js';
 import { parseScript, type ScriptInstruction } from '../scripted/script-parser.js';
-import type { ConversationView, ModelAction, PlannedResponse } from './conversation.js';
+import type { ConversationView, MadeToolCall, ModelAction, PlannedResponse } from './conversation.js';
 import { lastUserText } from './conversation.js';
 import { hasRequiredFields, minimalJson } from './minimal-json.js';
 import { behaviourFor, type EndpointScript, type ModelBehaviour } from './model-behaviour.js';
-import { chooseShellCall, chooseWriteCall, type ChosenCall } from './tool-choice.js';
+import { chooseReadBeforeWrite, chooseShellCall, chooseWriteCall, type ChosenCall } from './tool-choice.js';
 
 const DEFAULT_REPLY = 'Done.';
 /** Where the CLIs name their working directory in the prompts they build. */
@@ -59,39 +61,93 @@ function toolAction(call: ChosenCall | undefined, missing: string): ModelAction 
   };
 }
 
-function writeStep(view: ConversationView, path: string, content: string): ModelAction {
+/** One tool step of a scripted turn. */
+type Step =
+  | { readonly op: 'write'; readonly path: string; readonly content: string }
+  | { readonly op: 'run'; readonly argv: readonly string[] };
+
+function absoluteOf(view: ConversationView, path: string): string | undefined {
+  if (isAbsolute(path)) return path;
   const cwd = cwdOf(view);
-  const absolute = isAbsolute(path) || cwd === undefined ? path : join(cwd, path);
-  const call = chooseWriteCall(view.tools, { path, absolute, content });
-  return toolAction(call, `musubi model endpoint: the CLI offered no tool that writes ${path}`);
+  return cwd === undefined ? undefined : join(cwd, path);
 }
 
-function runStep(view: ConversationView, argv: readonly string[]): ModelAction {
-  const call = chooseShellCall(view.tools, argv, cwdOf(view));
-  return toolAction(call, `musubi model endpoint: the CLI offered no shell tool to run ${argv.join(' ')}`);
+function writeCall(view: ConversationView, path: string, content: string): ChosenCall | undefined {
+  return chooseWriteCall(view.tools, { path, absolute: absoluteOf(view, path) ?? path, content });
+}
+
+function stepAction(view: ConversationView, step: Step): ModelAction {
+  if (step.op === 'run') {
+    const call = chooseShellCall(view.tools, step.argv, cwdOf(view));
+    return toolAction(
+      call,
+      `musubi model endpoint: the CLI offered no shell tool to run ${step.argv.join(' ')}`,
+    );
+  }
+  const call = writeCall(view, step.path, step.content);
+  return toolAction(call, `musubi model endpoint: the CLI offered no tool that writes ${step.path}`);
+}
+
+/** The read a write of an existing file needs first (claude's `Write`), when the CLI has such a rule. */
+function readBefore(view: ConversationView, step: Step): ChosenCall | undefined {
+  if (step.op !== 'write') return undefined;
+  const write = writeCall(view, step.path, step.content);
+  return write === undefined ? undefined : chooseReadBeforeWrite(view.tools, write);
+}
+
+function isSameCall(made: MadeToolCall | undefined, call: ChosenCall): boolean {
+  return made?.name === call.name && isDeepStrictEqual(made.input, call.input);
+}
+
+/**
+ * The next step of a scripted turn, or undefined when every step is made. A write that must read its file
+ * first (see {@link chooseReadBeforeWrite}) is preceded by that read when the file exists, as a real
+ * model reads a file before it overwrites it; the endpoint runs beside the CLI and looks at the disk.
+ * The steps already made are matched against the turn's tool calls when the dialect reports them, else
+ * counted by tool results.
+ */
+function nextStep(view: ConversationView, steps: readonly Step[]): ModelAction | undefined {
+  const made = view.toolCallsSinceUser;
+  if (made === undefined) {
+    const step = steps[view.toolResultsSinceUser];
+    return step === undefined ? undefined : stepAction(view, step);
+  }
+  let done = 0;
+  for (const step of steps) {
+    const read = readBefore(view, step);
+    if (read !== undefined && done < made.length && isSameCall(made[done], read)) done += 1;
+    else if (read !== undefined && done === made.length && step.op === 'write') {
+      const absolute = absoluteOf(view, step.path);
+      if (absolute !== undefined && existsSync(absolute)) return toolAction(read, '');
+    }
+    if (done < made.length) {
+      done += 1;
+      continue;
+    }
+    return stepAction(view, step);
+  }
+  return undefined;
 }
 
 function scriptedSteps(view: ConversationView, instructions: readonly ScriptInstruction[]): ModelAction {
-  const steps = instructions.filter(
-    (i) => i.op === 'write' || i.op === 'append' || i.op === 'run' || i.op === 'mkdir',
-  );
-  const step = steps[view.toolResultsSinceUser];
-  if (step === undefined) {
-    const replies = instructions.flatMap((i) => (i.op === 'reply' || i.op === 'fail' ? [i.text] : []));
-    return text(replies.length > 0 ? replies.join('\n') : DEFAULT_REPLY);
-  }
-  switch (step.op) {
-    case 'write':
-      return writeStep(view, step.path, step.content);
-    case 'append':
-      return runStep(view, ['sh', '-c', 'printf %s "$1" >> "$2"', 'sh', step.content, step.path]);
-    case 'mkdir':
-      return runStep(view, ['mkdir', '-p', step.path]);
-    case 'run':
-      return runStep(view, step.argv);
-    default:
-      return text(DEFAULT_REPLY);
-  }
+  const steps = instructions.flatMap((i): Step[] => {
+    switch (i.op) {
+      case 'write':
+        return [{ op: 'write', path: i.path, content: i.content }];
+      case 'append':
+        return [{ op: 'run', argv: ['sh', '-c', 'printf %s "$1" >> "$2"', 'sh', i.content, i.path] }];
+      case 'mkdir':
+        return [{ op: 'run', argv: ['mkdir', '-p', i.path] }];
+      case 'run':
+        return [{ op: 'run', argv: i.argv }];
+      default:
+        return [];
+    }
+  });
+  const next = nextStep(view, steps);
+  if (next !== undefined) return next;
+  const replies = instructions.flatMap((i) => (i.op === 'reply' || i.op === 'fail' ? [i.text] : []));
+  return text(replies.length > 0 ? replies.join('\n') : DEFAULT_REPLY);
 }
 
 function auto(view: ConversationView, prompt: string): ModelAction {
@@ -129,9 +185,9 @@ function resolve(b: ModelBehaviour, s: PlanState): { action: ModelAction; isCut:
     case 'json':
       return plain(text(JSON.stringify(b.value)));
     case 'write':
-      return plain(s.view.toolResultsSinceUser === 0 ? writeStep(s.view, b.path, b.content) : text(b.then));
+      return plain(nextStep(s.view, [{ op: 'write', path: b.path, content: b.content }]) ?? text(b.then));
     case 'run':
-      return plain(s.view.toolResultsSinceUser === 0 ? runStep(s.view, b.command) : text(b.then));
+      return plain(nextStep(s.view, [{ op: 'run', argv: b.command }]) ?? text(b.then));
     case 'error':
       return plain({ kind: 'error', status: b.status, message: b.message });
     case 'hang':

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { shellQuote } from '../../core/shell-quote.js';
-import { chooseShellCall, chooseWriteCall } from './tool-choice.js';
+import { chooseReadBeforeWrite, chooseShellCall, chooseWriteCall } from './tool-choice.js';
 
 const file = { path: 'out/a.txt', absolute: '/w/out/a.txt', content: "it's\n" };
 const obj = (properties: Record<string, unknown>) => ({ type: 'object', properties });
@@ -56,5 +56,14 @@ describe('tool choice', () => {
     });
     expect(shellQuote('plain-word_1.txt')).toBe('plain-word_1.txt');
     expect(shellQuote('')).toBe("''");
+  });
+
+  it('reads before a write only for a write tool that demands it (claude Write), with its path', () => {
+    const read = { name: 'Read', kind: 'function' as const, schema: obj({ file_path: {}, offset: {} }) };
+    const write = { name: 'Write', input: { file_path: '/w/a.txt', content: 'x' } };
+    expect(chooseReadBeforeWrite([read], write)).toEqual({ name: 'Read', input: { file_path: '/w/a.txt' } });
+    expect(chooseReadBeforeWrite([], write)).toBeUndefined();
+    const opencodeWrite = { name: 'write', input: { filePath: '/w/a.txt', content: 'x' } };
+    expect(chooseReadBeforeWrite([read], opencodeWrite)).toBeUndefined();
   });
 });

@@ -100,3 +100,24 @@ export function chooseWriteCall(
   }
   return chooseShellCall(tools, ['sh', '-c', 'printf %s "$1" > "$2"', 'sh', file.content, file.path]);
 }
+
+/** Write tools that refuse to overwrite a file not read in the session, and the tool that reads it. */
+const READ_BEFORE_WRITE: Readonly<Record<string, string>> = { Write: 'Read' };
+
+/**
+ * The read call a real model makes before `write` overwrites an existing file, for a write tool that
+ * demands one (claude's `Write` fails with `File has not been read yet` otherwise): its read tool with
+ * the write's own path argument. Undefined when the write tool needs no read or no read tool is offered.
+ */
+export function chooseReadBeforeWrite(
+  tools: readonly OfferedTool[],
+  write: ChosenCall,
+): ChosenCall | undefined {
+  const readName = READ_BEFORE_WRITE[write.name];
+  const read = tools.find((t) => t.kind === 'function' && t.name === readName);
+  if (read === undefined) return undefined;
+  const pathKey = firstKey(propertiesOf(read.schema), PATH_KEYS);
+  const writePathKey = firstKey(write.input, PATH_KEYS);
+  if (pathKey === undefined || writePathKey === undefined) return undefined;
+  return { name: read.name, input: { [pathKey]: write.input[writePathKey] } };
+}

@@ -93,7 +93,7 @@ describe('anthropic messages dialect: read', () => {
     expect(view.inputChars).toBeGreaterThan(1000);
   });
 
-  it('counts tool results after the last prompt only when a new prompt follows them in one message', () => {
+  it('counts tool results and calls after the last prompt only when a new prompt follows them in one message', () => {
     const view = read(
       request('first', {
         messages: [
@@ -103,7 +103,10 @@ describe('anthropic messages dialect: read', () => {
             role: 'user',
             content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'ok' }] }],
           },
-          { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'Write', input: {} }] },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 't2', name: 'Read', input: { file_path: '/w/a' } }],
+          },
           {
             role: 'user',
             content: [
@@ -115,6 +118,10 @@ describe('anthropic messages dialect: read', () => {
       }),
     );
     expect(view).toMatchObject({ userTexts: ['first'], toolResultsSinceUser: 2, lastToolOutput: 'done' });
+    expect(view.toolCallsSinceUser).toEqual([
+      { name: 'Write', input: {} },
+      { name: 'Read', input: { file_path: '/w/a' } },
+    ]);
     const merged = read(
       request('x', {
         messages: [
@@ -131,6 +138,7 @@ describe('anthropic messages dialect: read', () => {
       }),
     );
     expect(merged).toMatchObject({ userTexts: ['first', 'next'], toolResultsSinceUser: 0 });
+    expect(merged.toolCallsSinceUser).toEqual([]);
   });
 
   it('sees a JSON output format as wantsJson', () => {

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { ConversationView, ModelAction, OfferedTool, PlannedResponse } from '../conversation.js';
+import type {
+  ConversationView,
+  MadeToolCall,
+  ModelAction,
+  OfferedTool,
+  PlannedResponse,
+} from '../conversation.js';
 import { parseRequestBody, type Dialect, type DialectRequest } from '../dialect.js';
 import { sendJson } from '../model-endpoint.js';
 import { SseWriter } from '../sse-writer.js';
@@ -17,6 +23,8 @@ const blockSchema = z.looseObject({
   type: z.string(),
   text: z.unknown().optional(),
   content: z.unknown().optional(),
+  name: z.unknown().optional(),
+  input: z.unknown().optional(),
 });
 const contentSchema = z.union([z.string(), z.array(blockSchema)]);
 const requestSchema = z.looseObject({
@@ -63,6 +71,13 @@ function plainText(content: Content): string {
     .join('\n');
 }
 
+/** The tool_use blocks of an assistant message, as calls. */
+function toolCallsOf(content: Content): MadeToolCall[] {
+  return blocksOf(content).flatMap((b) =>
+    b.type === 'tool_use' && typeof b.name === 'string' ? [{ name: b.name, input: b.input }] : [],
+  );
+}
+
 function toolOutput(block: Block): string {
   const c = block.content;
   if (typeof c === 'string') return c;
@@ -81,9 +96,11 @@ function readView(body: unknown): ConversationView {
   const systemParts = [req.system === undefined ? '' : plainText(req.system)];
   const userTexts: string[] = [];
   let toolResults = 0;
+  let calls: MadeToolCall[] = [];
   let lastToolOutput: string | undefined;
   for (const message of req.messages) {
     if (message.role === 'system') systemParts.push(plainText(message.content));
+    if (message.role === 'assistant') calls.push(...toolCallsOf(message.content));
     if (message.role !== 'user') {
       lastToolOutput = undefined;
       continue;
@@ -95,6 +112,7 @@ function readView(body: unknown): ConversationView {
     if (text !== undefined) {
       userTexts.push(text);
       toolResults = 0;
+      calls = [];
     } else toolResults += results.length;
     const last = results.at(-1);
     lastToolOutput = last === undefined ? undefined : toolOutput(last);
@@ -113,6 +131,7 @@ function readView(body: unknown): ConversationView {
     systemText,
     userTexts,
     toolResultsSinceUser: toolResults,
+    toolCallsSinceUser: calls,
     ...(lastToolOutput !== undefined && { lastToolOutput }),
     wantsJson: wantsJson(req),
     ...(cwd !== undefined && { cwd }),
