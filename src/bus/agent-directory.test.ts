@@ -33,6 +33,17 @@ describe('agent directory', () => {
     expect(events).toHaveLength(2);
   });
 
+  it('removes an agent with an agent.removed event, and removing one it does not know does nothing', async () => {
+    const { directory, store } = setup();
+    await directory.update('worker-1.r1', { protocol: 'bus', role: 'worker', run: 'r1', model: 'sonnet' });
+    expect(await directory.get('worker-1.r1')).toMatchObject({ run: 'r1', model: 'sonnet' });
+    await directory.remove('worker-1.r1');
+    await directory.remove('worker-1.r1');
+    expect(await directory.list()).toEqual([]);
+    const removed = (await store.readEvents()).filter((e) => e.type === 'agent.removed');
+    expect(removed.map((e) => e.data)).toEqual([{ name: 'worker-1.r1' }]);
+  });
+
   it('keeps every concurrent update when gateways race on one agent', async () => {
     const { directory } = setup();
     await Promise.all([

@@ -19,6 +19,10 @@ const agentRecordSchema = z.object({
   role: z.string().optional(),
   team: z.string().optional(),
   backend: z.string().optional(),
+  /** The model the agent's turns run on, when known. */
+  model: z.string().optional(),
+  /** The `musubi run` the agent is a member of, while that run lives. */
+  run: z.string().optional(),
   currentTask: z.string().optional(),
   bubble: z.string().optional(),
   lastSeen: z.number(),
@@ -31,7 +35,9 @@ export type AgentRecord = z.infer<typeof agentRecordSchema>;
 export type AgentUpdate = {
   readonly protocol?: AgentProtocol;
   readonly state?: AgentState;
-} & { readonly [K in 'role' | 'team' | 'backend' | 'currentTask' | 'bubble']?: string | null };
+} & {
+  readonly [K in 'role' | 'team' | 'backend' | 'model' | 'run' | 'currentTask' | 'bubble']?: string | null;
+};
 
 const KEY_PREFIX = 'agents/';
 const MAX_CAS_ATTEMPTS = 20;
@@ -72,6 +78,17 @@ export class AgentDirectory {
     }
   }
 
+  /**
+   * Takes `name` out of the directory (a run's member once the run ended; its turns stay in the turn
+   * log) and publishes `agent.removed`. A name not in the directory is a no-op, without an event.
+   */
+  async remove(name: string): Promise<void> {
+    const key = KEY_PREFIX + assertMailboxName(name);
+    if ((await this.#bus.kv.kvGet(key)) === null) return;
+    await this.#bus.kv.kvDelete(key);
+    await this.#bus.publish({ type: 'agent.removed', data: { name } });
+  }
+
   /** The record of one agent, or null. */
   async get(name: string): Promise<AgentRecord | null> {
     const entry = await this.#bus.kv.kvGet(KEY_PREFIX + assertMailboxName(name));
@@ -100,7 +117,7 @@ function merge(
   };
   if (update.protocol !== undefined) next.protocol = update.protocol;
   if (update.state !== undefined) next.state = update.state;
-  for (const field of ['role', 'team', 'backend', 'currentTask', 'bubble'] as const) {
+  for (const field of ['role', 'team', 'backend', 'model', 'run', 'currentTask', 'bubble'] as const) {
     const value = update[field];
     if (value === null) delete next[field];
     else if (value !== undefined) next[field] = field === 'bubble' ? value.slice(0, MAX_BUBBLE_CHARS) : value;

@@ -6,6 +6,8 @@ import { MusubiError } from '../core/errors.js';
 import { createIdGenerator } from '../core/ids.js';
 import { Git } from '../runs/git.js';
 import { executeRun, type RunProgress, type RunResult } from '../runs/run-engine.js';
+import { AgentDirectory } from '../bus/agent-directory.js';
+import { memberName, RunMembers, type RunRole } from '../runs/run-members.js';
 import { RunOwners } from '../runs/run-owner.js';
 import { newRunRecord, RunLedger, type RunRecord } from '../runs/run-record.js';
 import { repoFolderOf } from '../runs/repo-folder.js';
@@ -124,12 +126,62 @@ function runnersOf(
     name === undefined ? runners.runnerOf(runners.planOf(undefined)) : runners.runnerFor(name);
   const fallback = agents.length === 0 ? byName(undefined) : undefined;
   const at = (i: number): AgentRunner => fallback ?? byName(agents[i % agents.length]);
+  /** The model member `i`'s turns run on (undefined: the CLI's own default). */
+  const modelAt = (i: number): string | undefined =>
+    runners.planOf(agents.length === 0 ? undefined : agents[i % agents.length]).model;
   return {
     manager: at(0),
     worker: (n: number) => (agents.length > 1 ? at(n) : at(0)),
+    modelOf: (n: number) => (agents.length > 1 ? modelAt(n) : modelAt(0)),
     backend: (fallback ?? at(0)).backend,
     secretMask: runners.secretMask,
   };
+}
+
+/**
+ * The run's members in the agent directory (manager, worker 1..n, resolver) for as long as `use`
+ * runs, each runner reporting its turns there; they leave the directory when `use` settles.
+ */
+async function withMembers<T>(
+  o: RunExecutionOptions,
+  bus: Bus,
+  record: RunRecord,
+  runners: ReturnType<typeof runnersOf>,
+  use: (members: {
+    manager: AgentRunner;
+    worker: (n: number) => AgentRunner;
+    resolver: AgentRunner;
+  }) => Promise<T>,
+): Promise<T> {
+  const members = new RunMembers({
+    directory: new AgentDirectory({ bus, clock: o.clock }),
+    runId: record.id,
+    team: record.team,
+    logger: o.logger,
+  });
+  const join = (role: RunRole, runner: AgentRunner, n?: number): Promise<AgentRunner> => {
+    const model = runners.modelOf(n ?? 0);
+    return members.join({
+      name: memberName(record.id, role, n),
+      role,
+      runner,
+      ...(model !== undefined && { model }),
+    });
+  };
+  try {
+    const workerNumbers = Array.from({ length: record.workers }, (_, i) => i + 1);
+    const [manager, resolver, ...workers] = await Promise.all([
+      join('manager', runners.manager),
+      join('resolver', runners.manager),
+      ...workerNumbers.map((n) => join('worker', runners.worker(n), n)),
+    ]);
+    if (manager === undefined || resolver === undefined) throw new Error('the run has no manager');
+    // A fix round's worker numbers stay within the run's workers; any other number reports as worker 1.
+    const worker = (n: number): AgentRunner => workers[n - 1] ?? workers[0] ?? runners.worker(n);
+    return await use({ manager, worker, resolver });
+  } finally {
+    await members.leave();
+  }
 }
 
 /**
@@ -181,28 +233,30 @@ function executeOwned(
   const testEnv = Object.fromEntries(
     Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined),
   );
-  return executeRun(
-    {
-      git,
-      ledger,
-      worktrees: new RunWorktrees(git, record.repo, gitDir, record.id),
-      bus,
-      clock: o.clock,
-      logger: o.logger,
-      managerRunner: runners.manager,
-      workerRunner: runners.worker,
-      resolverRunner: runners.manager,
-      team: ({ manager, dispatcher }) =>
-        new ThreePhaseTeam({ manager, dispatcher, workerCount: record.workers, logger: o.logger }),
-      testEnv,
-      secretMask: runners.secretMask,
-      onProgress: o.onProgress,
-      signal: o.signal,
-      ...(o.apply !== undefined && { apply: o.apply }),
-      ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
-      ...(o.stallMs !== undefined && { stallMs: o.stallMs }),
-    },
-    record,
+  return withMembers(o, bus, record, runners, (members) =>
+    executeRun(
+      {
+        git,
+        ledger,
+        worktrees: new RunWorktrees(git, record.repo, gitDir, record.id),
+        bus,
+        clock: o.clock,
+        logger: o.logger,
+        managerRunner: members.manager,
+        workerRunner: members.worker,
+        resolverRunner: members.resolver,
+        team: ({ manager, dispatcher }) =>
+          new ThreePhaseTeam({ manager, dispatcher, workerCount: record.workers, logger: o.logger }),
+        testEnv,
+        secretMask: runners.secretMask,
+        onProgress: o.onProgress,
+        signal: o.signal,
+        ...(o.apply !== undefined && { apply: o.apply }),
+        ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+        ...(o.stallMs !== undefined && { stallMs: o.stallMs }),
+      },
+      record,
+    ),
   );
 }
 

@@ -15,6 +15,7 @@ import { addUsage, ZERO_USAGE, type RunLedger, type RunRecord, type SubtaskRecor
 import { runTestGate } from './test-gate.js';
 import type { RunWorktrees } from './worktrees.js';
 import { FailedEdits } from './failed-edits.js';
+import { memberName } from './run-members.js';
 import { fixPrompt, resolverPrompt, retryPrompt, workerPrompt } from './run-prompts.js';
 
 /** What a run reports as it goes, for a terminal view and the bus. */
@@ -225,7 +226,12 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
   ): Promise<TurnOutcome> => {
     const { onMessage } = options;
     const timeoutMs = options.timeoutMs ?? deps.turnTimeoutMs ?? TURN_TIMEOUT_MS;
-    const label = options.label ?? { agent: 'manager', run: record.id, team: record.team, phase: 'plan' };
+    const label = options.label ?? {
+      agent: memberName(record.id, 'manager'),
+      run: record.id,
+      team: record.team,
+      phase: 'plan',
+    };
     const stallMs = deps.stallMs ?? STALL_MS;
     for (let attempt = 1; ; attempt++) {
       // Each attempt has its own signal: the run's stop, or this turn going silent for stallMs.
@@ -340,7 +346,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
           },
           onEvent: edits.observe,
           label: {
-            agent: `worker-${worker}`,
+            agent: memberName(record.id, 'worker', worker),
             run: record.id,
             team: record.team,
             phase: phaseName,
@@ -408,7 +414,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         await save({ conflicts: [...record.conflicts, conflict] });
         await turn(deps.resolverRunner, resolverPrompt(record.goal, entry.id, merged.files), integration, {
           label: {
-            agent: 'resolver',
+            agent: memberName(record.id, 'resolver'),
             run: record.id,
             team: record.team,
             phase: 'resolve',

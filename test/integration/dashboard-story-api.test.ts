@@ -306,12 +306,54 @@ describe('runs from the page', () => {
     const listed = runsReply.parse(await getJson(`${hub.base}/api/runs`));
     expect(listed.runs.map((r) => r.id)).toEqual([run.id]);
     const runTurns = turnsReply.parse(await getJson(`${hub.base}/api/turns?run=${run.id}`));
-    expect(runTurns.turns.map((t) => t.agent)).toEqual(expect.arrayContaining(['manager', 'worker-1']));
+    expect(runTurns.turns.map((t) => t.agent)).toEqual(
+      expect.arrayContaining([`manager.${run.id}`, `worker-1.${run.id}`]),
+    );
     expect(git('branch', '--list', `musubi/${run.id}`)).toContain(run.id);
 
     const unknown = await fetch(`${hub.base}/api/runs/nope/stop`, { method: 'POST' });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ code: 'RUN_NOT_FOUND' });
+  });
+
+  it('lists a run’s members in the agent directory while it runs, busy with their task, and not after', async () => {
+    const { repo } = await pageRepo('musubi-page-members-');
+    await using hub = await pageRunHub(repo);
+    const started = await postJson(`${hub.base}/api/runs`, {
+      goal: '- sleep 1500\n- write a.txt A',
+      agent: 'scripted',
+      workers: 2,
+    });
+    const { run } = runReply.parse(started.json);
+    type Listed = {
+      agents: { name: string; state: string; role?: string; run?: string; backend?: string }[];
+    };
+    const agents = async (): Promise<Listed['agents']> =>
+      ((await getJson(`${hub.base}/api/agents`)) as Listed).agents;
+    await expect
+      .poll(async () => (await agents()).find((a) => a.name === `worker-1.${run.id}`)?.state, {
+        timeout: 10_000,
+      })
+      .toBe('busy');
+    const members = await agents();
+    expect(members.map((a) => a.name).sort()).toEqual(
+      [`manager.${run.id}`, `resolver.${run.id}`, `worker-1.${run.id}`, `worker-2.${run.id}`].sort(),
+    );
+    expect(members.find((a) => a.name === `worker-1.${run.id}`)).toMatchObject({
+      role: 'worker',
+      run: run.id,
+      backend: 'scripted',
+    });
+    let current = run;
+    for (let i = 0; i < 200 && (current.status === 'running' || current.isActive); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      current = runReply.parse(await getJson(`${hub.base}/api/runs/${run.id}`)).run;
+    }
+    expect(current.status).toBe('succeeded');
+    // The run ended: its members left the directory; their turns stay in the turn log.
+    expect(await agents()).toEqual([]);
+    const turns = turnsReply.parse(await getJson(`${hub.base}/api/agents/worker-1.${run.id}/turns`));
+    expect(turns.turns.length).toBeGreaterThan(0);
   });
 
   it('refuses a run beyond gateways.http.maxConcurrentRuns with 429 RUN_LIMIT_REACHED', async () => {

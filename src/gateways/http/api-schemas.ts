@@ -29,6 +29,8 @@ export const agentRecord = z.object({
   role: z.string().optional(),
   team: z.string().optional(),
   backend: z.string().optional(),
+  model: z.string().optional(),
+  run: z.string().optional(),
   currentTask: z.string().optional(),
   bubble: z.string().optional(),
   lastSeen: z.number(),
