@@ -84,8 +84,7 @@ export class RunMembers {
       backend: runner.backend,
       available: () => runner.available(),
       run: async (input) => {
-        const task = input.prompt.trim().split('\n', 1)[0] ?? '';
-        await this.#update(name, { state: 'busy', currentTask: task.slice(0, TASK_CHARS) });
+        await this.#update(name, { state: 'busy', currentTask: this.#taskOf(input).slice(0, TASK_CHARS) });
         try {
           return await runner.run(input);
         } finally {
@@ -93,6 +92,13 @@ export class RunMembers {
         }
       },
     };
+  }
+
+  /** What a turn works on, as a card shows it: `implement-sub1`, `plan`, else its prompt's first line. */
+  #taskOf(input: Parameters<AgentRunner['run']>[0]): string {
+    const { label } = input;
+    const subtask = label?.subtask?.replace(`${this.#options.runId}-`, '');
+    return subtask ?? label?.phase ?? input.prompt.trim().split('\n', 1)[0] ?? '';
   }
 
   async #update(name: string, update: Parameters<AgentDirectory['update']>[1]): Promise<void> {

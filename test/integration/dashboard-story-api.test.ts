@@ -343,6 +343,7 @@ describe('runs from the page', () => {
       role: 'worker',
       run: run.id,
       backend: 'scripted',
+      currentTask: 'implement-sub1',
     });
     let current = run;
     for (let i = 0; i < 200 && (current.status === 'running' || current.isActive); i++) {
