@@ -1,42 +1,24 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bundledCliForFile, git, RUN_ENV } from '../fixtures/run-repo.js';
 
-let musubi: BundledCli;
-beforeAll(async () => {
-  musubi = await bundleCli();
-});
-afterAll(async () => {
-  await musubi.remove();
-});
+const musubi = bundledCliForFile();
 
 const dirs: string[] = [];
 afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-/** No installed CLI, no user config: the scripted agent, and a git identity for the test's own commits. */
-const env = {
-  LLM_BACKEND: '',
-  MUSUBI_STORE: '',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
+const env = RUN_ENV;
 
 async function tempDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   dirs.push(dir);
   return dir;
-}
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, env: { ...process.env, ...env }, encoding: 'utf8' });
 }
 
 /** A repository with one commit, plus an uncommitted change and an untracked file the run must not touch. */

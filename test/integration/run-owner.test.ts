@@ -1,38 +1,20 @@
 // One owner per run (issue #34, item 4): a second `musubi run --resume` of a live run is refused at
 // once with RUN_ACTIVE, and a run whose owner was killed resumes at once on the same host.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BundledCli } from '../fixtures/bundled-cli.js';
+import { bundledCliForFile, git, RUN_ENV } from '../fixtures/run-repo.js';
 
-let musubi: BundledCli;
-beforeAll(async () => {
-  musubi = await bundleCli();
-});
-afterAll(async () => {
-  await musubi.remove();
-});
+const musubi = bundledCliForFile();
+const env = RUN_ENV;
 
 const dirs: string[] = [];
 afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
-
-/** No installed CLI, no user config: the scripted agent, and a git identity for the commits. */
-const env = {
-  LLM_BACKEND: '',
-  MUSUBI_STORE: '',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, env: { ...process.env, ...env }, encoding: 'utf8' });
-}
 
 async function repo(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'musubi-run-owner-'));

@@ -2,44 +2,27 @@
 // folder of a repository, `musubi runs` and `musubi up` at its top meet in `<top>/.musubi/bus.db`; the
 // run's worktrees are under `<top>/.musubi/worktrees/`, which `.git/info/exclude` keeps out of the
 // user's `git status`; the runs of an older musubi move over from `.git/musubi/runs.db`.
-import { execFileSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bundleCli, type BundledCli } from '../fixtures/bundled-cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bundledCliForFile, git, RUN_ENV } from '../fixtures/run-repo.js';
 
-let musubi: BundledCli;
-beforeAll(async () => {
-  musubi = await bundleCli();
-});
-afterAll(async () => {
-  await musubi.remove();
-});
+const musubi = bundledCliForFile();
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const env = {
-  LLM_BACKEND: '',
-  MUSUBI_STORE: '',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
+const env = RUN_ENV;
 
 async function tempDir(prefix: string): Promise<string> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, env: { ...process.env, ...env }, encoding: 'utf8' });
 }
 
 /** A repository with one commit and a subfolder `src/`. */
