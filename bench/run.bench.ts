@@ -232,11 +232,11 @@ type StoreKind = 'sqlite' | 'memory';
 async function musubiRun(k: number, storeKind: StoreKind, workers: number): Promise<Sample> {
   const { dir, head } = makeRepo();
   const gitDir = join(dir, '.git');
-  // Where `musubi run` keeps its store by default: <git dir>/musubi/runs.db.
-  mkdirSync(join(gitDir, 'musubi'), { recursive: true });
+  // Where `musubi run` keeps its store by default: the repository's <top>/.musubi/bus.db.
+  mkdirSync(join(dir, '.musubi'), { recursive: true });
   const store: Store =
     storeKind === 'sqlite'
-      ? SqliteStore.open({ path: join(gitDir, 'musubi', 'runs.db'), clock })
+      ? SqliteStore.open({ path: join(dir, '.musubi', 'bus.db'), clock })
       : new MemoryStore({ clock });
   const bus = createBus({
     store,
@@ -546,7 +546,7 @@ async function main(): Promise<void> {
     '`git worktree add -b` per subtask, the file, `git add -A` and `git commit`, `git worktree remove`, then',
     '`git merge --no-ff` of each branch in an integration worktree (added first, removed last). Each',
     'measurement gets a fresh repository; the variants take turns; one warm-up round is not counted. The',
-    "SQLite store is where `musubi run` keeps it by default (`<git dir>/musubi/runs.db`). Overhead is musubi's",
+    "SQLite store is where `musubi run` keeps it by default (`<top>/.musubi/bus.db`). Overhead is musubi's",
     'time per subtask minus the bare git time per subtask, so what musubi costs beyond the git operations',
     'themselves (the spec: worktree create/remove, integration and test gate excluded). The baseline removes',
     'worktrees with `--force` as musubi does (without it git first runs `git status` in a child). `--all`',
