@@ -301,6 +301,10 @@ export function createBus(options: CreateBusOptions): Bus {
       assertOpen();
       return store.readEvents(opts);
     },
+    async lastEventCursor() {
+      assertOpen();
+      return store.lastEventCursor();
+    },
     events(opts) {
       assertOpen();
       return store.followEvents(opts);

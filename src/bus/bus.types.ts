@@ -171,6 +171,8 @@ export interface Bus extends AsyncDisposable {
   publish(event: BusEvent): Promise<StoredEvent>;
   /** Stored events with cursor > `after` (default 0), oldest first, at most `limit`. */
   readEvents(options?: { readonly after?: number; readonly limit?: number }): Promise<StoredEvent[]>;
+  /** The cursor of the newest stored event (0 when there is none): follow `events` from here for what comes next. */
+  lastEventCursor(): Promise<number>;
   /** Stored events after `after`, then live ones until `signal` aborts. */
   events(options: { readonly after?: number; readonly signal: AbortSignal }): AsyncIterable<StoredEvent>;
   /** Stops waiting receives (they resolve null) and rejects new calls. Does not close the store. */

@@ -16,6 +16,7 @@ import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
 import { createHubRunners } from './hub-runners.js';
 import { openHub, type OpenHubOptions } from './hub.js';
 import type { Bus } from '../bus/bus.types.js';
+import type { AskHuman } from '../runs/turn-escalations.js';
 
 /** What `musubi run` was asked. */
 export interface RunRequest {
@@ -46,6 +47,8 @@ export interface RunExecutionOptions extends Omit<OpenHubOptions, 'cwd' | 'ids'>
   readonly stallMs?: number;
   /** Called once the run's record is in the ledger (a new run) or read back (a resumed one). */
   readonly onRecord?: (record: RunRecord) => void;
+  /** The terminal's answer to a turn the bus gave up on (see RunEngineDeps.askHuman). */
+  readonly askHuman?: AskHuman;
 }
 
 const DEFAULT_WORKERS = 2;
@@ -254,6 +257,7 @@ function executeOwned(
         ...(o.apply !== undefined && { apply: o.apply }),
         ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
         ...(o.stallMs !== undefined && { stallMs: o.stallMs }),
+        ...(o.askHuman !== undefined && { askHuman: o.askHuman }),
       },
       record,
     ),

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentRunEvent, AgentRunner, TurnLabel } from '../agents/agent-runner.js';
-import { runTurn, type AgentTurn, type TurnOutcome } from '../agents/agent-turn.js';
+import type { AgentTurn, TurnOutcome } from '../agents/agent-turn.js';
 import type { Bus } from '../bus/bus.types.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -17,6 +17,9 @@ import type { RunWorktrees } from './worktrees.js';
 import { FailedEdits } from './failed-edits.js';
 import { memberName } from './run-members.js';
 import { fixPrompt, resolverPrompt, retryPrompt, workerPrompt } from './run-prompts.js';
+import { endingOf, isCleanFinish } from './run-ending.js';
+import { TurnDeliveries, type DeliveryProgress, type FinishedTurn, type TurnEnd } from './turn-deliveries.js';
+import { RunEscalations, type AskHuman } from './turn-escalations.js';
 
 /** What a run reports as it goes, for a terminal view and the bus. */
 export type RunProgress =
@@ -40,7 +43,8 @@ export type RunProgress =
   | { readonly kind: 'refused'; readonly subtask: string; readonly worker: number; readonly refusal: string }
   /** What a running turn's agent just said (its structured `message` events), cut to one line. */
   | { readonly kind: 'activity'; readonly subtask: string; readonly worker: number; readonly text: string }
-  | { readonly kind: 'stalled'; readonly cwd: string; readonly silentMs: number; readonly attempt: number }
+  /** A turn went silent, was retried, used up its attempts, was answered (see turn-deliveries.ts). */
+  | DeliveryProgress
   | { readonly kind: 'conflict'; readonly subtask: string; readonly files: readonly string[] }
   | { readonly kind: 'tests'; readonly passed: boolean; readonly exitCode: number }
   | { readonly kind: 'usage'; readonly usage: RunRecord['usage'] };
@@ -76,10 +80,15 @@ export interface RunEngineDeps {
   /** Timeout of one worker turn; default 20 min. */
   readonly turnTimeoutMs?: number;
   /**
-   * A turn that emits no event (output line, message) for this long is stalled: reported, cancelled
-   * and run again like a crash. Default 5 min.
+   * A turn that emits no event (output line, message) for this long is stalled: reported, stopped
+   * and given back to the bus like a crash (the bus's retry policy runs it again). Default 5 min.
    */
   readonly stallMs?: number;
+  /**
+   * Asks the person at the terminal what to do with a turn the bus gave up on (retry, skip, abort);
+   * without it, the answer comes from the run's mailbox (the dashboard, `musubi runs answer`).
+   */
+  readonly askHuman?: AskHuman;
   /** Merge the run branch into the user's current branch at the end (only when their tree is clean). */
   readonly apply?: boolean;
 }
@@ -93,8 +102,6 @@ export interface RunResult {
 
 const TURN_TIMEOUT_MS = 20 * 60_000;
 const STALL_MS = 5 * 60_000;
-/** A turn whose agent process was killed from outside runs again, at most this many times. */
-const MAX_TURN_ATTEMPTS = 3;
 const MAX_FIX_ROUNDS = 1;
 const SUMMARY_CHARS = 200;
 
@@ -102,47 +109,16 @@ class BudgetStop extends Error {}
 
 /** How {@link executeRun}'s `turn` runs one turn, beyond its runner, prompt and cwd. */
 interface TurnOptions {
+  /** The turn's stable id (see TurnAsk.id) and what it is called in progress lines. */
+  readonly id: string;
+  readonly title: string;
+  readonly member: string;
   readonly timeoutMs?: number;
   /** What the turn's agent is doing, in a line (its messages and tool calls). */
   readonly onMessage?: (text: string) => void;
   /** Every event of the turn, as the runner delivers it. */
   readonly onEvent?: (event: AgentRunEvent) => void;
   readonly label?: TurnLabel;
-}
-
-/** A finished turn that exited 0. */
-function isCleanFinish(outcome: TurnOutcome): boolean {
-  return outcome.kind === 'finished' && outcome.exitCode === 0;
-}
-
-/**
- * How a run that went through all its phases ends (stops and unresolved conflicts end it earlier):
- * - `failed` when the test gate failed;
- * - `no-change` when no subtask of any phase committed a change, and either the test gate passed or
- *   every failed subtask failed for a refused edit (`refusal`); a run whose subtasks crashed or exited
- *   non-zero without a change stays `failed`, with their ids;
- * - else `succeeded` when the test gate passed, `failed` when a subtask failed, else `succeeded`.
- */
-function endingOf(record: RunRecord): {
-  readonly status: RunRecord['status'];
-  readonly reason: string | null;
-} {
-  const subtasks = Object.values(record.subtasks);
-  const { tests } = record;
-  if (tests !== null && !tests.passed)
-    return { status: 'failed', reason: `the test command failed (exit ${tests.exitCode})` };
-  const failed = subtasks.filter((s) => s.status === 'failed');
-  const refused = failed.filter((s) => s.refusal !== undefined);
-  const isUnchanged = subtasks.every((s) => s.commit === null);
-  if (isUnchanged && (tests !== null || refused.length === failed.length)) {
-    const why = refused.map((s) => `${s.id}: ${s.refusal ?? ''}`).join('; ');
-    return { status: 'no-change', reason: `no subtask changed a file${why === '' ? '' : ` (${why})`}` };
-  }
-  if (tests !== null || failed.length === 0) return { status: 'succeeded', reason: null };
-  return {
-    status: 'failed',
-    reason: `${failed.length} subtask(s) failed: ${failed.map((s) => s.id).join(', ')}`,
-  };
 }
 
 /** A stored plan as the team takes it (optional fields left out rather than undefined). */
@@ -217,75 +193,80 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
   const integration = await worktrees.integration(record.branch, record.baseCommit);
   let phaseName = 'implement';
 
-  /** One agent turn with retries of crashes; counts turns, retries and usage. */
+  // Every turn is a delivery on the bus: sent to its member's mailbox, consumed under a lease, retried
+  // by the bus's policy, dead-lettered and escalated to the human after the last attempt.
+  const done = new AbortController();
+  const turnSignal = AbortSignal.any([stop.signal, done.signal]);
+  const escalations = new RunEscalations({
+    bus: deps.bus,
+    runId: record.id,
+    logger: deps.logger,
+    ...(deps.askHuman !== undefined && { askHuman: deps.askHuman }),
+    signal: turnSignal,
+  });
+  const deliveries = await TurnDeliveries.open({
+    bus: deps.bus,
+    clock,
+    logger: deps.logger,
+    runId: record.id,
+    members: [
+      memberName(record.id, 'manager'),
+      memberName(record.id, 'resolver'),
+      ...Array.from({ length: record.workers }, (_, i) => memberName(record.id, 'worker', i + 1)),
+    ],
+    stallMs: deps.stallMs ?? STALL_MS,
+    escalations,
+    onProgress: report,
+    signal: turnSignal,
+  });
+
+  /** Stops the run at the human's word (`abort` to a turn the bus gave up on). */
+  const abortBy = (end: Extract<TurnEnd, { kind: 'given-up' }>, title: string): void => {
+    stopReason ??= `aborted by ${end.by}: ${title} gave up after ${end.attempts} attempt(s) (${end.reason})`;
+    stop.abort();
+  };
+
+  /** One agent turn as a delivery; counts turns, retries and usage of every attempt. */
   const turn = async (
     runner: AgentRunner,
     prompt: string,
     cwd: string,
-    options: TurnOptions = {},
-  ): Promise<TurnOutcome> => {
+    options: TurnOptions,
+  ): Promise<TurnEnd> => {
     const { onMessage } = options;
-    const timeoutMs = options.timeoutMs ?? deps.turnTimeoutMs ?? TURN_TIMEOUT_MS;
     const label = options.label ?? {
-      agent: memberName(record.id, 'manager'),
+      agent: options.member,
       run: record.id,
       team: record.team,
       phase: 'plan',
     };
-    const stallMs = deps.stallMs ?? STALL_MS;
-    for (let attempt = 1; ; attempt++) {
-      // Each attempt has its own signal: the run's stop, or this turn going silent for stallMs.
-      const attemptStop = new AbortController();
-      const onStop = (): void => attemptStop.abort();
-      stop.signal.addEventListener('abort', onStop, { once: true });
-      let isStalled = false;
-      let watchdog = clock.setTimer(() => undefined, Infinity);
-      const arm = (): void => {
-        watchdog.cancel();
-        watchdog = clock.setTimer(() => {
-          isStalled = true;
-          report({ kind: 'stalled', cwd, silentMs: stallMs, attempt });
-          attemptStop.abort();
-        }, stallMs);
-      };
-      arm();
-      const onEvent = (event: AgentRunEvent): void => {
-        arm();
+    return deliveries.ask({
+      id: options.id,
+      member: options.member,
+      title: options.title,
+      runner,
+      prompt,
+      cwd,
+      timeoutMs: options.timeoutMs ?? deps.turnTimeoutMs ?? TURN_TIMEOUT_MS,
+      label,
+      onEvent: (event: AgentRunEvent): void => {
         options.onEvent?.(event);
         if (event.type === 'message' && onMessage !== undefined) onMessage(event.text);
         // A tool call says best what a worker is doing: `command: npm test`, `edit: src/retry.ts`.
         if (event.type === 'tool' && onMessage !== undefined)
           onMessage(`${event.kind}: ${event.summary || event.name}`);
-      };
-      const raw = await runTurn(runner, {
-        prompt,
-        cwd,
-        timeoutMs,
-        signal: attemptStop.signal,
-        onEvent,
-        label,
-      });
-      watchdog.cancel();
-      stop.signal.removeEventListener('abort', onStop);
-      const outcome: TurnOutcome =
-        isStalled && !stop.signal.aborted
-          ? { kind: 'crashed', reason: `stalled: no output for ${Math.round(stallMs / 1000)} s` }
-          : raw;
-      const usage = outcome.kind === 'finished' ? outcome.usage : undefined;
-      await save({
-        turns: record.turns + 1,
-        retries: record.retries + (attempt > 1 ? 1 : 0),
-        usage: addUsage(record.usage, usage),
-      });
-      if (usage !== undefined) report({ kind: 'usage', usage: record.usage });
-      if (outcome.kind !== 'crashed' || attempt >= MAX_TURN_ATTEMPTS) return outcome;
-      // A stall was reported as progress already; a crash from outside is worth a log line.
-      if (!isStalled)
-        deps.logger.warn(
-          { runId: record.id, reason: outcome.reason, attempt },
-          'agent turn crashed; running it again',
-        );
-    }
+      },
+      onAttempt: async (outcome: TurnOutcome, attempt: number) => {
+        if (outcome.kind === 'canceled') return;
+        const usage = outcome.kind === 'finished' ? outcome.usage : undefined;
+        await save({
+          turns: record.turns + 1,
+          retries: record.retries + (attempt > 1 ? 1 : 0),
+          usage: addUsage(record.usage, usage),
+        });
+        if (usage !== undefined) report({ kind: 'usage', usage: record.usage });
+      },
+    });
   };
 
   const dispatcher: SubtaskDispatcher<SubtaskRecord> = {
@@ -335,31 +316,38 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
       const before = record.usage;
       const runner = deps.workerRunner(worker);
       const message = `musubi ${record.id}: ${subtask.id}\n\n${subtask.instruction}`;
-      const workerTurn = async (
-        prompt: string,
-        edits: FailedEdits,
-      ): Promise<Exclude<TurnOutcome, { kind: 'canceled' }>> => {
-        const outcome = await turn(runner, prompt, dir, {
+      const member = memberName(record.id, 'worker', worker);
+      let attempts = entry.attempts;
+      /** A worker turn; what the bus gave up on and the human skipped ends as a failed turn. */
+      const workerTurn = async (id: string, prompt: string, edits: FailedEdits): Promise<FinishedTurn> => {
+        const end = await turn(runner, prompt, dir, {
+          id,
+          title: subtask.id,
+          member,
           onMessage: (text) => {
             const line = summaryOf(text);
             if (line !== '') report({ kind: 'activity', subtask: subtask.id, worker, text: line });
           },
           onEvent: edits.observe,
-          label: {
-            agent: memberName(record.id, 'worker', worker),
-            run: record.id,
-            team: record.team,
-            phase: phaseName,
-            subtask: subtask.id,
-          },
+          label: { agent: member, run: record.id, team: record.team, phase: phaseName, subtask: subtask.id },
         });
-        if (outcome.kind === 'canceled') throw new BudgetStop(stopReason ?? 'interrupted');
-        return outcome;
+        if (end.kind === 'canceled') throw new BudgetStop(stopReason ?? 'interrupted');
+        attempts += Math.max(0, end.attempts - 1);
+        if (end.kind === 'done') return end.outcome;
+        if (end.choice === 'abort') {
+          abortBy(end, subtask.id);
+          throw new BudgetStop(stopReason ?? 'aborted');
+        }
+        const output = `skipped by ${end.by} after ${end.attempts} attempt(s): ${end.reason}`;
+        return { kind: 'finished', output, exitCode: 1, hasFailed: true };
       };
       const first = new FailedEdits();
-      let outcome = await workerTurn(workerPrompt(record.goal, phaseName, subtask.instruction), first);
+      let outcome = await workerTurn(
+        subtask.id,
+        workerPrompt(record.goal, phaseName, subtask.instruction),
+        first,
+      );
       let committed = await git.commitAll(dir, message);
-      let attempts = entry.attempts;
       let refusal: string | undefined;
       // A clean turn that changed nothing while its edits failed did not do its task: once more with
       // what the tools said, then the subtask fails naming it (a turn with no failed edit, a review
@@ -370,13 +358,14 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         await save({ retries: record.retries + 1 });
         const again = new FailedEdits();
         outcome = await workerTurn(
+          `${subtask.id}.retry`,
           retryPrompt(record.goal, phaseName, subtask.instruction, first.quotes),
           again,
         );
         committed = await git.commitAll(dir, message);
         if (!committed && isCleanFinish(outcome)) refusal = again.quotes[0] ?? first.quotes[0];
       }
-      const output = outcome.kind === 'finished' ? outcome.output : outcome.reason;
+      const { output } = outcome;
       const succeeded = isCleanFinish(outcome) && refusal === undefined;
       const finished: SubtaskRecord = {
         ...entry,
@@ -412,15 +401,25 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
         report({ kind: 'conflict', subtask: entry.id, files: merged.files });
         const conflict = { subtask: entry.id, files: merged.files, isResolved: false };
         await save({ conflicts: [...record.conflicts, conflict] });
-        await turn(deps.resolverRunner, resolverPrompt(record.goal, entry.id, merged.files), integration, {
-          label: {
-            agent: memberName(record.id, 'resolver'),
-            run: record.id,
-            team: record.team,
-            phase: 'resolve',
-            subtask: entry.id,
+        const resolver = memberName(record.id, 'resolver');
+        const end = await turn(
+          deps.resolverRunner,
+          resolverPrompt(record.goal, entry.id, merged.files),
+          integration,
+          {
+            id: `${entry.id}.resolve`,
+            title: `resolving ${entry.id}`,
+            member: resolver,
+            label: {
+              agent: resolver,
+              run: record.id,
+              team: record.team,
+              phase: 'resolve',
+              subtask: entry.id,
+            },
           },
-        });
+        );
+        if (end.kind === 'given-up' && end.choice === 'abort') abortBy(end, `resolving ${entry.id}`);
         if (stop.signal.aborted) {
           await git.run(integration, ['merge', '--abort']);
           throw new BudgetStop(stopReason ?? 'interrupted');
@@ -441,8 +440,15 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
     return true;
   };
 
+  /** Stops the members' consumers and the answers; resolves once their turns have settled. */
+  const closeTurns = async (): Promise<void> => {
+    done.abort();
+    await Promise.all([deliveries.closed(), escalations.closed()]);
+  };
+
   const finish = async (status: RunRecord['status'], reason: string | null): Promise<RunResult> => {
     signal.removeEventListener('abort', onAbort);
+    await closeTurns();
     const head = (await git.commitOf(integration, 'HEAD')) ?? record.baseCommit;
     await save({ status, reason, finishedAt: clock.now(), headCommit: head });
     if (!record.keepWorktrees && status !== 'stopped') {
@@ -474,8 +480,25 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
   };
 
   const job = { id: record.id, instruction: record.goal, projectDir: integration };
-  const manager: AgentTurn = (request) =>
-    turn(deps.managerRunner, request.prompt, request.cwd, { timeoutMs: request.timeoutMs });
+  let planTurns = 0;
+  /** The manager's turn for the team: skipped by the human, it fails (the team falls back to one phase). */
+  const manager: AgentTurn = async (request) => {
+    planTurns += 1;
+    const end = await turn(deps.managerRunner, request.prompt, request.cwd, {
+      id: `${record.id}.plan${planTurns === 1 ? '' : `-${planTurns}`}`,
+      title: 'the plan',
+      member: memberName(record.id, 'manager'),
+      timeoutMs: request.timeoutMs,
+    });
+    if (end.kind === 'canceled') return end;
+    if (end.kind === 'done') return end.outcome;
+    if (end.choice === 'abort') {
+      abortBy(end, 'the plan');
+      return { kind: 'canceled' };
+    }
+    const output = `skipped by ${end.by} after ${end.attempts} attempt(s): ${end.reason}`;
+    return { kind: 'finished', output, exitCode: 1, hasFailed: true };
+  };
   const team = deps.team({ manager, dispatcher });
   try {
     let plan: JobPlan | null = record.plan === null ? null : planOf(record.plan);
@@ -538,5 +561,7 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
   } catch (err) {
     if (err instanceof BudgetStop) return await finish('stopped', stopReason ?? err.message);
     throw err;
+  } finally {
+    await closeTurns();
   }
 }

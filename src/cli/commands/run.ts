@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { MusubiError } from '../../core/errors.js';
 import type { RunRequest } from '../../hub/start-run.js';
 import type { RunProgress } from '../../runs/run-engine.js';
@@ -19,6 +19,7 @@ interface RunFlags extends Partial<Omit<RunRequest, 'goal'>> {
   readonly dashboard?: boolean;
   readonly dashboardPort?: number;
   readonly turnTimeout?: number;
+  readonly onDeadLetter?: 'ask' | 'skip' | 'abort';
 }
 
 function positiveInt(flag: string) {
@@ -112,6 +113,7 @@ function requestOf(flags: RunFlags): Omit<RunRequest, 'goal' | 'repo'> {
     dashboard: _dashboard,
     dashboardPort: _port,
     turnTimeout: _timeout,
+    onDeadLetter: _onDeadLetter,
     ...request
   } = rest;
   return request;
@@ -131,12 +133,19 @@ async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags
   const columns = ttyColumns > 0 ? ttyColumns : Number(ctx.env['COLUMNS'] ?? '') || 100;
   const view = createRunView({ out, isTty, columns });
   const signals = stopSignals();
+  const stdin = ctx.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
+  const { answerAlways, askOnTerminal } = await import('../run/escalation-prompt.js');
+  const onDeadLetter = flags.onDeadLetter ?? 'ask';
   const options = {
     ...base,
     installed: await installed(ctx),
     env: ctx.env,
     signal: signals.signal,
     onProgress: (p: RunProgress) => view.update(p),
+    // A person at a terminal answers a turn the bus gave up on there (the page and `runs answer` too).
+    ...(onDeadLetter !== 'ask'
+      ? { askHuman: answerAlways(onDeadLetter) }
+      : stdin.isTTY === true && isTty && { askHuman: askOnTerminal(stdin, out) }),
     ...(flags.apply !== undefined && { apply: flags.apply }),
     ...(flags.stallSeconds !== undefined && { stallMs: flags.stallSeconds * 1000 }),
     ...((flags.dashboard === true || flags.dashboardPort !== undefined) && {
@@ -170,6 +179,19 @@ async function run(ctx: CliContext, goalArg: string | undefined, flags: RunFlags
   } finally {
     signals.dispose();
   }
+}
+
+async function answer(
+  ctx: CliContext,
+  id: string,
+  choice: string,
+  flags: { repo?: string; turn?: string },
+): Promise<void> {
+  const repo = resolve(flags.repo ?? process.cwd());
+  const base = await context(ctx);
+  const { answerRun } = await import('../../hub/start-run.js');
+  const sent = await answerRun({ ...base, env: ctx.env }, repo, id, choice, flags.turn);
+  ctx.stdout.write(`sent ${sent.choice} for ${sent.turn} to run ${id}\n`);
 }
 
 async function runs(
@@ -244,6 +266,12 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     .option('--dashboard', 'serve the dashboard on the run’s store while it runs (a free loopback port)')
     .option('--dashboard-port <port>', 'the dashboard on this port', parseNonNegativeInt('--dashboard-port'))
     .option('--resume <run-id>', 'continue a stopped or killed run from its last finished step')
+    .addOption(
+      new Option(
+        '--on-dead-letter <answer>',
+        'a turn the bus gave up on (after its last attempt): ask (the terminal, the dashboard inbox, musubi runs answer), skip it or abort the run',
+      ).choices(['ask', 'skip', 'abort']),
+    )
     .action((goal: string | undefined, flags: RunFlags) => run(ctx, goal, flags));
   const list = program
     .command('runs')
@@ -251,6 +279,16 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     .option('--repo <dir>', 'the repository (default: the current directory)')
     .option('--json', 'print JSON')
     .action((flags: { repo?: string; json?: boolean }) => runs(ctx, undefined, flags));
+  list
+    .command('answer <run-id> <choice>')
+    .description(
+      'answer a run turn the bus gave up on (after its last attempt): retry it, skip it, or abort the run',
+    )
+    .option('--repo <dir>', 'the repository (default: the current directory)')
+    .option('--turn <id>', 'the turn, when several wait (musubi runs answer prints them)')
+    .action((id: string, choice: string, flags: { repo?: string; turn?: string }) =>
+      answer(ctx, id, choice, { ...list.opts<{ repo?: string }>(), ...flags }),
+    );
   list
     .command('show <run-id>')
     .description("print a run's summary again")

@@ -23,7 +23,18 @@ export function progressLine(p: RunProgress): string | undefined {
     case 'turn-finished':
       return `  ${p.succeeded ? '✔' : '✘'} worker ${p.worker} ${p.subtask}: ${oneLine(p.summary, 90)}`;
     case 'stalled':
-      return `  … a turn went silent for ${Math.round(p.silentMs / 1000)} s (attempt ${p.attempt}); stopping it to run it again`;
+      return `  … ${p.turn} went silent for ${Math.round(p.silentMs / 1000)} s (attempt ${p.attempt}); stopping it`;
+    case 'retrying':
+      return `  ↻ ${p.turn} failed (${oneLine(p.reason, 80)}); the bus runs it again in ${(p.delayMs / 1000).toFixed(1)} s (attempt ${p.attempt})`;
+    case 'escalated':
+      return [
+        `  ⚠ ${p.turn} gave up after ${p.attempts} attempt(s): ${oneLine(p.reason, 90)}`,
+        `    answer retry, skip or abort: reply in the dashboard's inbox, or run: musubi runs answer ${p.runId} <retry|skip|abort>`,
+      ].join('\n');
+    case 'answered':
+      return `  ← ${p.choice} ${p.turn} (answered by ${p.by})`;
+    case 'waiting-lease':
+      return `  … ${p.turn} is still leased by the interrupted process; it comes back in ${Math.ceil(p.untilMs / 1000)} s`;
     case 'refused':
       return `  ↻ worker ${p.worker} ${p.subtask} changed nothing, an edit failed: ${oneLine(p.refusal, 90)}; running it again with that quoted`;
     case 'skipped':
@@ -172,7 +183,7 @@ export function createRunView(o: {
       }
       if (p.kind === 'usage') usage = p.usage;
       const line = progressLine(p);
-      if (line !== undefined) write([line]);
+      if (line !== undefined) write(line.split('\n'));
       else if (o.isTty) write([]);
     },
     close() {
