@@ -181,6 +181,8 @@ describe('musubi run', { timeout: 180_000 }, () => {
         `const t = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(release)})) { clearInterval(t); require('fs').writeFileSync('late.txt', 'L\\n'); } }, 50);`,
     );
     const goal = `- run node ${count}\n- run node ${block}`;
+    // A short turn lease: the killed process's turn comes back to the resume within 2 s.
+    await writeFile(join(dir, 'musubi.yaml'), 'bus: { leaseMs: 2000 }\n');
     const child = spawn(
       process.execPath,
       [musubi.entry, 'run', '--agent', 'scripted', '--repo', dir, '--json', '--', goal],
@@ -223,18 +225,28 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(resumed.code).toBe(0);
   });
 
-  it('marks a silent turn stalled, stops it and runs it again, then fails the subtask', async () => {
+  it('stops a silent turn, has the bus run it again, and skips it after the last attempt as told', async () => {
     const dir = await userRepo();
+    await writeFile(join(dir, 'musubi.yaml'), 'bus: { retry: { baseMs: 20, capMs: 50, maxAttempts: 3 } }\n');
     const result = await run(dir, [
       '--json',
       '--stall-seconds',
       '0.5',
+      '--on-dead-letter',
+      'skip',
       '--',
       '- sleep 60000\n- write q.txt Q',
     ]);
     const out = JSON.parse(result.stdout) as RunJson & { reason: string };
-    expect(result.stderr.match(/a turn went silent for 1 s \(attempt \d\)/g)).toHaveLength(3);
-    expect(result.stderr).toMatch(/✘ worker 1 \S+-implement-sub1: stalled: no output for 1 s/);
+    expect(result.stderr.match(/\S+-implement-sub1 went silent for 1 s \(attempt \d\)/g)).toHaveLength(3);
+    expect(result.stderr.match(/the bus runs it again in/g)).toHaveLength(2);
+    expect(result.stderr).toMatch(
+      /⚠ \S+-implement-sub1 gave up after 3 attempt\(s\): stalled: no output for 1 s/,
+    );
+    expect(result.stderr).toMatch(/← skip \S+-implement-sub1 \(answered by --on-dead-letter skip\)/);
+    expect(result.stderr).toMatch(
+      /✘ worker 1 \S+-implement-sub1: skipped by --on-dead-letter skip after 3 attempt\(s\): stalled: no output for 1 s/,
+    );
     expect(out).toMatchObject({ status: 'failed', filesChanged: ['q.txt'] });
     expect(out.reason).toMatch(/1 subtask\(s\) failed: \S+-implement-sub1/);
     expect(result.code).toBe(1);
@@ -345,8 +357,12 @@ describe('musubi run', { timeout: 180_000 }, () => {
     expect(stdout).toMatch(/run (\S+): stopped — interrupted/);
     const runId = /run (\S+): stopped/.exec(stdout)?.[1] ?? '';
     expect(stdout).toContain(`resume     musubi run --resume ${runId}`);
+    await writeFile(join(dir, 'musubi.yaml'), 'bus: { retry: { baseMs: 20, capMs: 50, maxAttempts: 2 } }\n');
     const resumed = await musubi.run(
-      ['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json', '--stall-seconds', '0.5'],
+      [
+        ...['run', '--resume', runId, '--agent', 'scripted', '--repo', dir, '--json'],
+        ...['--stall-seconds', '0.5', '--on-dead-letter', 'skip'],
+      ],
       {
         cwd: dir,
         env,
@@ -354,7 +370,7 @@ describe('musubi run', { timeout: 180_000 }, () => {
       },
     );
     expect(resumed.stderr).toContain(`${runId}-implement-sub1: done in an earlier attempt, not run again`);
-    // The sleeping subtask runs again and stalls out; the finished one's file is on the branch.
+    // The sleeping subtask runs again, stalls out and is skipped; the finished one's file is on the branch.
     const out = JSON.parse(resumed.stdout) as RunJson;
     expect(out.filesChanged).toEqual(['a.txt']);
     expect(resumed.code).toBe(1);

@@ -31,6 +31,8 @@ describe('musubi run - one owner per run', () => {
     const dir = await repo();
     // One subtask: write, a pause long enough to overlap two resumes, then an append a double run would double.
     const goal = '- write a.txt A\n- sleep 3000\n- append b.txt B';
+    // A short turn lease: the killed process's turn comes back to the resume within 2 s.
+    await writeFile(join(dir, 'musubi.yaml'), 'bus: { leaseMs: 2000 }\n');
     const args = ['run', '--agent', 'scripted', '--workers', '1', '--repo', dir];
     const child = spawn(process.execPath, [musubi.entry, ...args, '--', goal], {
       cwd: dir,
