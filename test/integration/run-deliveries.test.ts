@@ -130,6 +130,47 @@ describe('musubi run turns on the bus', { timeout: 180_000 }, () => {
     expect(nothing.stderr).toContain(`no turn of run ${runId} waits for an answer`);
   });
 
+  it('takes the answer from the dashboard: a reply to the escalation in the inbox', async () => {
+    const dir = await repoWith('{ leaseMs: 5000, retry: { baseMs: 20, capMs: 50, maxAttempts: 3 } }');
+    const { script, count } = await stepProgram();
+    const runtime = await mkdtemp(join(tmpdir(), 'musubi-run-deliveries-rt-'));
+    dirs.push(runtime);
+    const child = musubi.start(
+      [
+        ...['run', '--agent', 'scripted', '--repo', dir, '--json', '--dashboard', '--stall-seconds', '0.5'],
+        ...['--', `- run node ${script} ${count} 4`],
+      ],
+      { cwd: dir, env: { ...env, XDG_RUNTIME_DIR: runtime } },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await until('the escalation', () => /gave up after 3 attempt/.test(stderr));
+    const url = new URL(/^dashboard: (\S+)$/m.exec(stderr)?.[1] ?? '');
+    const runId = /musubi runs answer (\S+) </.exec(stderr)?.[1] ?? '';
+    const headers = {
+      authorization: `Bearer ${url.searchParams.get('token') ?? ''}`,
+      'content-type': 'application/json',
+    };
+    const inbox = (await (await fetch(`${url.origin}/api/inbox`, { headers })).json()) as {
+      items: { kind: string; title: string; from: string; thread?: string }[];
+    };
+    const item = inbox.items.find((i) => i.kind === 'escalation');
+    expect(item?.title).toMatch(
+      /gave up after 3 attempts: stalled: no output for 1 s — reply retry, skip, abort$/,
+    );
+    expect(item).toMatchObject({ from: `run.${runId}`, thread: `${runId}-implement-sub1` });
+    // What the inbox's Reply sends.
+    const said = await fetch(`${url.origin}/api/say`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ to: item?.from, thread: item?.thread, text: 'retry' }),
+    });
+    expect(said.status).toBe(202);
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/← retry \S+-implement-sub1 \(answered by human\)/);
+  });
+
   it('delivers the turn of a process killed mid-turn again to the resume, once, on the same message', async () => {
     const dir = await repoWith('{ leaseMs: 1500 }');
     const { script, count } = await stepProgram();

@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
 import {
   ESCALATION_CHOICES,
   parseChoice,
@@ -7,23 +7,27 @@ import {
 } from '../../runs/turn-escalations.js';
 
 /**
- * The terminal's answer to a turn the bus gave up on: asks `retry, skip or abort?` on `output` until
- * `input` gives one of them; stops asking (undefined) when the signal aborts — another answer came
- * first — or the input ends.
+ * The terminal's answer to a turn the bus gave up on: asks `retry, skip, abort?` on `output` until a
+ * line of `input` names one of them; stops asking (undefined) when the signal aborts — another answer
+ * came first — or the input ends.
  */
 export function askOnTerminal(input: NodeJS.ReadableStream, output: NodeJS.WritableStream): AskHuman {
   return async (escalation, signal) => {
-    const rl = createInterface({ input, output, terminal: false });
-    const ended = new Promise<undefined>((resolve) => rl.once('close', () => resolve(undefined)));
+    if (signal.aborted) return undefined;
+    const rl = createInterface({ input, terminal: false });
+    const onAbort = (): void => rl.close();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const prompt = (): void => void output.write(`  ${escalation.title}: ${ESCALATION_CHOICES.join(', ')}? `);
     try {
-      for (;;) {
-        const asked = rl.question(`  ${escalation.title}: ${ESCALATION_CHOICES.join(', ')}? `, { signal });
-        const line = await Promise.race([asked, ended]).catch(() => undefined);
-        if (line === undefined) return undefined;
+      prompt();
+      for await (const line of rl) {
         const choice: EscalationChoice | undefined = parseChoice(line);
         if (choice !== undefined) return { choice, by: 'you at the terminal' };
+        prompt();
       }
+      return undefined;
     } finally {
+      signal.removeEventListener('abort', onAbort);
       rl.close();
     }
   };

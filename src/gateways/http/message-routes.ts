@@ -228,16 +228,27 @@ export function registerMessageRoutes(ctx: RouteContext): void {
     }));
     // A message that used up its attempts is the human's to decide on (retry or discard it).
     const allRows = new Map(foldMessageRows(events).map((r) => [`${r.mailbox}\n${r.messageId}`, r]));
+    // A sender that takes answers about its given-up messages (a run: retry, skip, abort) says so in
+    // an `answers` header; the reply to the item goes to that sender.
+    const answers = new Map(
+      events.flatMap((e) =>
+        e.type === 'message.sent' && e.headers?.['answers'] !== undefined
+          ? [[`${e.mailbox}\n${e.messageId}`, e.headers['answers']]]
+          : [],
+      ),
+    );
     for (const e of events) {
       if (e.type !== 'escalation') continue;
-      const row = allRows.get(`${e.mailbox}\n${e.messageId}`);
+      const key = `${e.mailbox}\n${e.messageId}`;
+      const row = allRows.get(key);
       if (row === undefined) continue;
+      const choices = answers.get(key);
       items.push({
         ...row,
         cursor: e.cursor,
         at: e.at,
         kind: 'escalation',
-        title: `${row.type} from ${row.from} to ${e.mailbox} gave up after ${e.attempts} attempts: ${e.reason}`,
+        title: `${row.type} from ${row.from} to ${e.mailbox} gave up after ${e.attempts} attempts: ${e.reason}${choices === undefined ? '' : ` — reply ${choices}`}`,
       });
     }
     items.sort((a, b) => a.cursor - b.cursor);
