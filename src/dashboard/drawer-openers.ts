@@ -67,6 +67,8 @@ export class DrawerOpeners {
       remember,
       busy: state.busyActions,
       actions: runActions,
+      openDelivery: (messageId) =>
+        drawer.push(new MessagePanel(messageId, { api, onError, onLoaded: () => drawer.syncTitle() })),
       onLoaded: () => drawer.syncTitle(),
       onError,
     });

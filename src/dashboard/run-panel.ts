@@ -14,6 +14,8 @@ export interface RunPanelDeps {
   readonly remember: (run: RunView) => void;
   readonly busy: ReadonlySet<string>;
   readonly actions: RunActions;
+  /** Opens the message a subtask's turn was delivered as (its id is the subtask's): every attempt. */
+  readonly openDelivery: (messageId: string) => void;
   readonly onLoaded: () => void;
   readonly onError: (err: unknown) => void;
 }
@@ -65,7 +67,7 @@ function planSection(run: RunView): HTMLElement[] {
   ];
 }
 
-function subtaskTable(run: RunView): HTMLElement {
+function subtaskTable(run: RunView, openDelivery: (messageId: string) => void): HTMLElement {
   if (run.subtasks.length === 0) return el('p', { class: 'empty-line' }, 'No subtask has started yet.');
   return el(
     'div',
@@ -100,7 +102,21 @@ function subtaskTable(run: RunView): HTMLElement {
               el('span', { class: `status st-${s.status}` }, s.status),
               s.isMerged ? el('span', { class: 'muted' }, ' · merged') : null,
             ),
-            el('td', { class: 'num' }, String(s.attempts)),
+            el(
+              'td',
+              { class: 'num' },
+              // The turn's delivery on the bus holds every attempt: claims, nacks, the dead letter.
+              el(
+                'button',
+                {
+                  class: 'link-btn',
+                  type: 'button',
+                  onClick: () => openDelivery(s.id),
+                  aria: { label: `${s.attempts} attempts of ${s.id}: open its delivery history` },
+                },
+                String(s.attempts),
+              ),
+            ),
             el('td', { class: 'num' }, formatUsd(s.usage.costUsd)),
             el('td', { class: 'subtask-summary' }, s.summary === '' ? '—' : s.summary),
           ),
@@ -201,7 +217,7 @@ export class RunPanel implements DrawerPanel {
       ]),
       ...planSection(run),
       el('h3', {}, 'Subtasks'),
-      subtaskTable(run),
+      subtaskTable(run, this.#deps.openDelivery),
       ...conflictList(run),
       el('h3', {}, 'Tests'),
       run.tests === null

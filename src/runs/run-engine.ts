@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentRunEvent, AgentRunner, TurnLabel } from '../agents/agent-runner.js';
@@ -197,6 +198,8 @@ export async function executeRun(deps: RunEngineDeps, initial: RunRecord): Promi
   // by the bus's policy, dead-lettered and escalated to the human after the last attempt.
   const done = new AbortController();
   const turnSignal = AbortSignal.any([stop.signal, done.signal]);
+  // Each member's consumer, each asked turn and the answers listen to it: a few per member.
+  setMaxListeners(16 + 4 * (record.workers + 2), turnSignal);
   const escalations = new RunEscalations({
     bus: deps.bus,
     runId: record.id,
