@@ -112,7 +112,9 @@ function subtaskTable(run: RunView, openDelivery: (messageId: string) => void): 
                   class: 'link-btn',
                   type: 'button',
                   onClick: () => openDelivery(s.id),
-                  aria: { label: `${s.attempts} attempts of ${s.id}: open its delivery history` },
+                  aria: {
+                    label: `${s.attempts} ${s.attempts === 1 ? 'attempt' : 'attempts'} of ${s.id}: open its delivery history`,
+                  },
                 },
                 String(s.attempts),
               ),

@@ -195,6 +195,14 @@ describe.runIf(hasChromium)('dashboard - the story of a team', () => {
     await expect(page.locator('#run-list li.run-card').count()).resolves.toBe(1);
     await expect(detail.locator('#run-subtasks tr[data-subtask]').count()).resolves.toBeGreaterThanOrEqual(2);
     await shoot(page, 'desktop-run');
+    // A subtask's attempts open its turn's delivery on the bus: sent, claimed, acked.
+    await detail
+      .getByRole('button', { name: /^1 attempt of \S+-implement-sub1: open its delivery history$/ })
+      .click();
+    const delivery = page.locator('[data-testid="message-detail"]');
+    await delivery.locator('#message-history li').nth(2).waitFor({ timeout: 10_000 });
+    await expect(delivery.locator('#message-history').innerText()).resolves.toMatch(/claimed[\s\S]*acked/i);
+    await shoot(page, 'desktop-run-delivery');
     expect(await seriousViolations(page)).toEqual([]);
     expect(problems).toEqual([]);
   });
