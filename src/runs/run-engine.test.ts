@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ENGINE_GIT_ENV, engineReposForFile } from '../../test/fixtures/engine-repo.js';
 import type { AgentRunInput, AgentRunner } from '../agents/agent-runner.js';
 import { ScriptedRunner } from '../agents/scripted/scripted-runner.js';
 import { createSilentLogger } from '../core/logger.js';
@@ -14,29 +14,8 @@ import { executeRun } from './run-engine.js';
 import { newRunRecord, RunLedger, type RunRecord } from './run-record.js';
 import { RunWorktrees } from './worktrees.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-const gitEnv = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
-
-async function repo(): Promise<{ dir: string; head: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'musubi-run-engine-'));
-  dirs.push(dir);
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env: gitEnv, encoding: 'utf8' });
-  git('init', '-q');
-  await writeFile(join(dir, 'README.md'), 'hello\n');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'init');
-  return { dir, head: git('rev-parse', 'HEAD').trim() };
-}
+const repo = engineReposForFile('musubi-run-engine-');
+const gitEnv = ENGINE_GIT_ENV;
 
 function record(dir: string, head: string, budget: RunRecord['budget']): RunRecord {
   const start = {

@@ -1,15 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ENGINE_GIT_ENV, engineReposForFile } from '../../test/fixtures/engine-repo.js';
 import type { AgentRunInput } from '../agents/agent-runner.js';
-import { createBus } from '../bus/bus.js';
 import { createSystemClock } from '../core/clock.js';
 import type { StoredEvent } from '../core/events.js';
-import { createIdGenerator } from '../core/ids.js';
 import { createSilentLogger } from '../core/logger.js';
-import { MemoryStore } from '../store/memory/memory-store.js';
+import { memoryBusOn } from '../../test/fixtures/memory-bus.js';
 import { ThreePhaseTeam } from '../teams/three-phase/three-phase-team.js';
 import { FakeAgentRunner } from '../../test/fakes/fake-agent-runner.js';
 import { Git } from './git.js';
@@ -21,29 +18,8 @@ import type { AskHuman } from './turn-escalations.js';
 // Turns as deliveries (#34 item 1): the engine over a real bus (memory store, system clock, retries of
 // a few ms), agents faked. The CLI's view of the same path is in test/integration/run-deliveries.test.ts.
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-const gitEnv = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
-
-async function repo(): Promise<{ dir: string; head: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'musubi-turns-'));
-  dirs.push(dir);
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env: gitEnv, encoding: 'utf8' });
-  git('init', '-q');
-  await writeFile(join(dir, 'README.md'), 'hello\n');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'init');
-  return { dir, head: git('rev-parse', 'HEAD').trim() };
-}
+const repo = engineReposForFile('musubi-turns-');
+const gitEnv = ENGINE_GIT_ENV;
 
 const PLAN = JSON.stringify({
   phases: [{ name: 'implement', subtasks: [{ instruction: 'make a.txt' }, { instruction: 'make b.txt' }] }],
@@ -69,14 +45,7 @@ function flakyWorker(crashes: number) {
 async function setup(o: { crashes: number; askHuman?: AskHuman }) {
   const { dir, head } = await repo();
   const clock = createSystemClock();
-  const store = new MemoryStore({ clock });
-  const bus = createBus({
-    store,
-    clock,
-    ids: createIdGenerator(clock),
-    logger: createSilentLogger(),
-    config: { leaseMs: 5_000, retry: { baseMs: 5, capMs: 20, maxAttempts: 3 } },
-  });
+  const { bus } = memoryBusOn(clock, { leaseMs: 5_000, retry: { baseMs: 5, capMs: 20, maxAttempts: 3 } });
   const git = new Git(gitEnv);
   const ledger = new RunLedger(bus.kv);
   const record = newRunRecord(
