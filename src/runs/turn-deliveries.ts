@@ -7,6 +7,11 @@ import type { Logger } from '../core/logger.js';
 import type { Delivery } from '../store/store.js';
 import { ESCALATION_CHOICES, runMailbox, type Escalation, type RunEscalations } from './turn-escalations.js';
 
+/** `0.5 s`, `12 s`: a duration in seconds, to a tenth under ten seconds. */
+export function secondsText(ms: number): string {
+  return `${ms < 10_000 ? Number((ms / 1000).toFixed(1)) : Math.round(ms / 1000)} s`;
+}
+
 /** One turn of a run, as the engine asks for it. */
 export interface TurnAsk {
   /**
@@ -296,7 +301,7 @@ export class TurnDeliveries {
         },
       });
       if (isStalled && !signal.aborted)
-        return { kind: 'crashed', reason: `stalled: no output for ${Math.round(stallMs / 1000)} s` };
+        return { kind: 'crashed', reason: `stalled: no output for ${secondsText(stallMs)}` };
       return outcome;
     } finally {
       watchdog.cancel();

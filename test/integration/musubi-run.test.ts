@@ -238,14 +238,14 @@ describe('musubi run', { timeout: 180_000 }, () => {
       '- sleep 60000\n- write q.txt Q',
     ]);
     const out = JSON.parse(result.stdout) as RunJson & { reason: string };
-    expect(result.stderr.match(/\S+-implement-sub1 went silent for 1 s \(attempt \d\)/g)).toHaveLength(3);
+    expect(result.stderr.match(/\S+-implement-sub1 went silent for 0.5 s \(attempt \d\)/g)).toHaveLength(3);
     expect(result.stderr.match(/the bus runs it again in/g)).toHaveLength(2);
     expect(result.stderr).toMatch(
-      /⚠ \S+-implement-sub1 gave up after 3 attempt\(s\): stalled: no output for 1 s/,
+      /⚠ \S+-implement-sub1 gave up after 3 attempt\(s\): stalled: no output for 0.5 s/,
     );
     expect(result.stderr).toMatch(/← skip \S+-implement-sub1 \(answered by --on-dead-letter skip\)/);
     expect(result.stderr).toMatch(
-      /✘ worker 1 \S+-implement-sub1: skipped by --on-dead-letter skip after 3 attempt\(s\): stalled: no output for 1 s/,
+      /✘ worker 1 \S+-implement-sub1: skipped by --on-dead-letter skip after 3 attempt\(s\): stalled: no output for 0.5 s/,
     );
     expect(out).toMatchObject({ status: 'failed', filesChanged: ['q.txt'] });
     expect(out.reason).toMatch(/1 subtask\(s\) failed: \S+-implement-sub1/);

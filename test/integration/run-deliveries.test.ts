@@ -104,9 +104,9 @@ describe('musubi run turns on the bus', { timeout: 180_000 }, () => {
     await until('the escalation', () => /gave up after 3 attempt/.test(stderr));
     const runId = /musubi runs answer (\S+) <retry\|skip\|abort>/.exec(stderr)?.[1] ?? '';
     expect(stderr).toMatch(
-      /↻ \S+-implement-sub1 failed \(stalled: no output for 1 s\); the bus runs it again/,
+      /↻ \S+-implement-sub1 failed \(stalled: no output for 0.5 s\); the bus runs it again/,
     );
-    expect(stderr).toMatch(/⚠ \S+-implement-sub1 gave up after 3 attempt\(s\): stalled: no output for 1 s/);
+    expect(stderr).toMatch(/⚠ \S+-implement-sub1 gave up after 3 attempt\(s\): stalled: no output for 0.5 s/);
 
     const wrong = await musubi.run(['runs', 'answer', runId, 'maybe'], { cwd: dir, env });
     expect(wrong.code).toBe(2);
@@ -157,7 +157,7 @@ describe('musubi run turns on the bus', { timeout: 180_000 }, () => {
     };
     const item = inbox.items.find((i) => i.kind === 'escalation');
     expect(item?.title).toMatch(
-      /gave up after 3 attempts: stalled: no output for 1 s — reply retry, skip, abort$/,
+      /gave up after 3 attempts: stalled: no output for 0.5 s — reply retry, skip, abort$/,
     );
     expect(item).toMatchObject({ from: `run.${runId}`, thread: `${runId}-implement-sub1` });
     // What the inbox's Reply sends.

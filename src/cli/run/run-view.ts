@@ -1,6 +1,7 @@
 import { shareBar } from '../demo/progress-view.js';
 import type { RunProgress } from '../../runs/run-engine.js';
 import type { RunRecord } from '../../runs/run-record.js';
+import { secondsText } from '../../runs/turn-deliveries.js';
 
 /**
  * The exit code of a finished run: 0 succeeded, 1 failed or changed nothing (`no-change`), 3 stopped by
@@ -23,7 +24,7 @@ export function progressLine(p: RunProgress): string | undefined {
     case 'turn-finished':
       return `  ${p.succeeded ? '✔' : '✘'} worker ${p.worker} ${p.subtask}: ${oneLine(p.summary, 90)}`;
     case 'stalled':
-      return `  … ${p.turn} went silent for ${Math.round(p.silentMs / 1000)} s (attempt ${p.attempt}); stopping it`;
+      return `  … ${p.turn} went silent for ${secondsText(p.silentMs)} (attempt ${p.attempt}); stopping it`;
     case 'retrying':
       return `  ↻ ${p.turn} failed (${oneLine(p.reason, 80)}); the bus runs it again in ${(p.delayMs / 1000).toFixed(1)} s (attempt ${p.attempt})`;
     case 'escalated':
