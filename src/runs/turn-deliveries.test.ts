@@ -67,7 +67,8 @@ async function setup(o: { crashes: number; askHuman?: AskHuman }) {
   const progress: RunProgress[] = [];
   const manager = new FakeAgentRunner(() => ({ text: PLAN }));
   const worker = flakyWorker(o.crashes);
-  const run = () =>
+  /** Runs (or, the second time, resumes) the run; `over` replaces the stop signal or the prompt. */
+  const run = async (over: { signal?: AbortSignal; askHuman?: AskHuman } = {}) =>
     executeRun(
       {
         git,
@@ -82,10 +83,10 @@ async function setup(o: { crashes: number; askHuman?: AskHuman }) {
         team: (w) => new ThreePhaseTeam({ ...w, workerCount: 1, logger: createSilentLogger() }),
         testEnv: {},
         onProgress: (p) => progress.push(p),
-        signal: new AbortController().signal,
-        ...(o.askHuman !== undefined && { askHuman: o.askHuman }),
+        signal: over.signal ?? new AbortController().signal,
+        ...((over.askHuman ?? o.askHuman) !== undefined && { askHuman: over.askHuman ?? o.askHuman }),
       },
-      record,
+      await ledger.get(record.id),
     );
   /** The bus's events about one message, oldest first. */
   const historyOf = async (messageId: string): Promise<StoredEvent[]> =>
@@ -195,5 +196,33 @@ describe('run turns on the bus', () => {
     expect(progress).toContainEqual(
       expect.objectContaining({ kind: 'answered', choice: 'retry', by: 'the dead letters' }),
     );
+  });
+
+  it('asks again on resume about a turn that was dead-lettered when its process stopped, and obeys', async () => {
+    const { run, bus, progress } = await setup({ crashes: 3 });
+    const stop = new AbortController();
+    // Nobody answers; the run is stopped while it waits (Ctrl-C, or a kill: the dead letter stays).
+    const first = run({ signal: stop.signal, askHuman: () => new Promise(() => undefined) });
+    const deadline = Date.now() + 10_000;
+    while (!progress.some((p) => p.kind === 'escalated')) {
+      if (Date.now() > deadline) throw new Error('never escalated');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    stop.abort();
+    expect((await first).record.status).toBe('stopped');
+    expect((await bus.listDeadLetters()).map((d) => d.envelope.id)).toEqual([B]);
+    progress.length = 0;
+    const { record } = await run({ askHuman: async () => ({ choice: 'retry', by: 'the test' }) });
+    expect(progress).toContainEqual(
+      expect.objectContaining({
+        kind: 'escalated',
+        turn: B,
+        attempts: 3,
+        reason: 'agent process killed by SIGKILL',
+      }),
+    );
+    expect(record.status).toBe('succeeded');
+    expect(record.subtasks[B]?.status).toBe('succeeded');
+    expect(await bus.listDeadLetters()).toEqual([]);
   });
 });
