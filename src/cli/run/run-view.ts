@@ -30,7 +30,8 @@ export function progressLine(p: RunProgress): string | undefined {
     case 'escalated':
       return [
         `  ⚠ ${p.turn} gave up after ${p.attempts} attempt(s): ${oneLine(p.reason, 90)}`,
-        `    answer retry, skip or abort: reply in the dashboard's inbox, or run: musubi runs answer ${p.runId} <retry|skip|abort>`,
+        '    answer retry, skip or abort (terminal prompt, dashboard inbox), or run:',
+        `    musubi runs answer ${p.runId} <retry|skip|abort>`,
       ].join('\n');
     case 'answered':
       return `  ← ${p.choice} ${p.turn} (answered by ${p.by})`;
