@@ -126,8 +126,10 @@ export async function startCommand(
 async function runCoordinator(ctx: CliContext, workDir: string): Promise<number> {
   const launch = coordinatorLaunch(ctx.env, workDir);
   if (launch === null) {
+    // Listening before saying so: a Ctrl-C right after the line must not find the default handler.
+    const stopped = untilStopSignal();
     ctx.stdout.write('コーディネーターなし (scripted): Ctrl-C で停止します\n');
-    await untilStopSignal();
+    await stopped;
     return 0;
   }
   const child = spawn(launch.command, [...launch.args], { cwd: workDir, env: launch.env, stdio: 'inherit' });
