@@ -64,6 +64,8 @@ async function serveEndpoint(ctx: CliContext, flags: EndpointFlags): Promise<voi
       ),
   });
   const url = await endpoint.start();
+  // Listening before saying so: a Ctrl-C right after the line closes the endpoint cleanly.
+  const stopped = untilStopSignal();
   ctx.stdout.write(
     `musubi model endpoint on ${url} (Anthropic, OpenAI Responses/Chat, Gemini); Ctrl-C stops it\n`,
   );
@@ -71,7 +73,7 @@ async function serveEndpoint(ctx: CliContext, flags: EndpointFlags): Promise<voi
   const { musubiFolderOf } = await import('../../hub/musubi-folder.js');
   const configRoot = flags.configDir ?? join(await musubiFolderOf(process.cwd()), 'model-endpoint');
   for (const cli of wires) await printWiring(ctx, cli as Cli, url, configRoot);
-  await untilStopSignal();
+  await stopped;
   await endpoint.close();
 }
 

@@ -63,6 +63,8 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
         ids: idsMod.createIdGenerator(clock),
         installed: await installedBackends(ctx.env),
       });
+      // Listening before saying so: a Ctrl-C right after the line stops the hub cleanly.
+      const stopped = untilStopSignal();
       ctx.stdout.write(
         `musubi hub up (store ${storeMod.redactStoreUrl(config.store)}); ${hub.gateways.length} gateway(s). Ctrl-C stops.\n`,
       );
@@ -74,7 +76,7 @@ export function registerUpCommand(program: Command, ctx: CliContext): void {
         // Printed once, as Jupyter does: the token in it logs the browser in (a cookie), then leaves the URL.
         if (g === hub.byKind.http) ctx.stdout.write(`  dashboard: ${hub.byKind.http.loginUrl()}\n`);
       }
-      await untilStopSignal();
+      await stopped;
       ctx.stdout.write('musubi hub stopping\n');
       await hub.close();
     });

@@ -44,10 +44,12 @@ export async function serveCommand(
     const address = hub.byKind.neko?.address();
     const http = address?.kind === 'tcp' ? `http://${address.host}:${address.port}` : '';
     const { sessionPub, analyzePush, agentPush } = settings.zmq;
+    // Listening before saying so: a Ctrl-C right after the line stops the server cleanly.
+    const stopped = untilStopSignal();
     ctx.stdout.write(
       `N.E.K.O. agent server up: ${http}; ZeroMQ 127.0.0.1:${sessionPub} (SUB), :${analyzePush} (PULL), :${agentPush} (PUSH). Ctrl-C stops.\n`,
     );
-    await untilStopSignal();
+    await stopped;
     ctx.stdout.write('N.E.K.O. agent server stopping\n');
   } finally {
     await hub.close();
